@@ -1,0 +1,44 @@
+# SPDX-License-Identifier: GPL-2.0
+#
+# Our uprobes series for Linux 6.1: build, boot and test it in QEMU.
+#
+#   make demo                  a libc malloc probe in a guest running our kernel
+#   make check                 every test suite on our kernel, one summary
+#   make check KERNEL=stock    the same suites on stock 6.1 (KERNEL=stock-6.12 too)
+#   make check-quick           KUnit and selftests/uprobes only
+#   make check-debug           make check on the lockdep/KASAN/DEBUG_VM kernel
+#   make kernel [KERNEL=...]   just build (build/bzImage, build/stock/bzImage, ...)
+#   make vm CMD='uname -r'     run one command in a guest (see harness/vm)
+#
+# Everything is kept under build/; logs in build/logs/.
+
+KERNEL ?= ours
+CMD ?= uname -a
+
+.PHONY: demo check check-quick check-debug kernel vm clean help
+
+help:
+	@sed -n 's/^#   //p' $(firstword $(MAKEFILE_LIST))
+
+demo:
+	@harness/build $(KERNEL)
+	@harness/vm --kernel $(if $(filter ours,$(KERNEL)),build/bzImage,build/$(KERNEL)/bzImage) \
+		--console build/logs/demo-console.log -- $(CURDIR)/harness/guest/demo
+
+check:
+	@harness/check $(KERNEL)
+
+check-quick:
+	@harness/check --quick $(KERNEL)
+
+check-debug:
+	@harness/check --debug $(KERNEL)
+
+kernel:
+	@harness/build $(KERNEL)
+
+vm:
+	@harness/vm --kernel $(if $(filter ours,$(KERNEL)),build/bzImage,build/$(KERNEL)/bzImage) -- $(CMD)
+
+clean:
+	rm -rf build

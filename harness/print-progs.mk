@@ -1,0 +1,2 @@
+print-progs:
+	@echo $(notdir $(TEST_GEN_PROGS))
