@@ -1,0 +1,567 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Entry probes through tracefs: hits counted exactly, arguments fetched
+ * right, the probed instruction's effect unchanged whether the kernel
+ * emulates it or steps it out of line, SDT semaphores.
+ */
+#include "../kselftest_harness.h"
+#include "uprobe_lib.h"
+
+#define GRP "ust_basic"
+
+FIXTURE(basic) {
+	struct ut_ctx c;
+	char target[PATH_MAX];
+};
+
+FIXTURE_SETUP(basic)
+{
+	ut_ctx_init(&self->c, GRP, _metadata->name);
+	ut_path(self->target, sizeof(self->target), "uprobe_target");
+}
+
+FIXTURE_TEARDOWN(basic)
+{
+	ut_ctx_cleanup(&self->c);
+}
+
+/* A probe enabled before the process starts sees every call. */
+TEST_F(basic, entry_probe_counts_every_call)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_lea 1000 2 3");
+	EXPECT_EQ(5, ut_okval(r)) TH_LOG("ut_lea(2, 3) returned %s under a probe", r);
+	EXPECT_EQ(1000, UT_HITS(0));
+}
+
+/* A probe enabled while the process runs sees the calls made after. */
+TEST_F(basic, probe_enabled_in_running_process_counts_later_calls)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_lea 50 1 1");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_CMD(t, r, "call ut_lea 70 1 1");
+	EXPECT_EQ(70, UT_HITS(0));
+}
+
+/* A defined event that is not enabled installs nothing and counts nothing. */
+TEST_F(basic, defined_but_disabled_probe_counts_nothing)
+{
+	struct ut_target *t;
+	unsigned char orig;
+	char r[256], want[16];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_lea 100 1 1");
+	EXPECT_EQ(0, UT_HITS(0));
+	UT_CMD(t, r, "byte ut_lea");
+	snprintf(want, sizeof(want), "ok 0x%02x", orig);
+	EXPECT_STREQ(want, r);
+}
+
+/* Disabling stops the counting at once. */
+TEST_F(basic, hits_stop_when_probe_disabled)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_START(t, "uprobe_target", NULL);
+	UT_ENABLE(0, true);
+	UT_CMD(t, r, "call ut_lea 10 1 1");
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "call ut_lea 10 1 1");
+	EXPECT_EQ(10, UT_HITS(0));
+	EXPECT_EQ(10, UT_LINES(0, t->pid));
+}
+
+/* Re-enabling after a disable counts again, from where it was. */
+TEST_F(basic, probe_reenabled_counts_again)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+	int i;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 0; i < 5; i++) {
+		UT_ENABLE(0, true);
+		UT_CMD(t, r, "call ut_lea 3 1 1");
+		UT_ENABLE(0, false);
+		UT_CMD(t, r, "call ut_lea 2 1 1");
+	}
+	EXPECT_EQ(15, UT_HITS(0));
+	EXPECT_EQ(2, ut_okval(r));
+}
+
+/* Every thread of a process hits, and no hit is lost or doubled. */
+TEST_F(basic, every_thread_hits_exactly)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "threads ut_lea 8 1000 20 22");
+	EXPECT_EQ(8 * 42, ut_okval(r)) TH_LOG("threads' results: %s", r);
+	EXPECT_EQ(8000, UT_HITS(0));
+}
+
+/* Threads on both CPUs hitting an emulated and a stepped probe at once. */
+TEST_F(basic, threads_hit_two_probes_exactly)
+{
+	struct ut_target *t;
+	char r[256];
+	long off1, off2;
+
+	UT_SYM(off1, self->target, "ut_callrel");
+	UT_SYM(off2, self->target, "ut_inc");
+	UT_PROBE(0, 'p', self->target, off1, NULL, NULL);
+	UT_PROBE(1, 'p', self->target, off2, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "threads ut_callrel 4 1500 9");
+	EXPECT_EQ(4 * 10, ut_okval(r));
+	EXPECT_EQ(6000, UT_HITS(0));
+	EXPECT_EQ(6000, UT_HITS(1));
+}
+
+/* %di, %si with types, and a string through a register. */
+TEST_F(basic, fetch_args_read_registers_and_string)
+{
+	struct ut_target *t;
+	char r[256], line[512], v[128];
+	long off;
+
+	UT_SYM(off, self->target, "ut_args");
+	UT_PROBE(0, 'p', self->target, off, NULL,
+		 "a=%di:s64 b=%si:u32 s=+0(%dx):string x=%si:x32");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "callstr 1 -5 4000000000 hello");
+	EXPECT_EQ(-5 + 4000000000L + 5, ut_okval(r));
+	ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), 0, line, sizeof(line)))
+		TH_LOG("no trace line for the hit");
+	ASSERT_EQ(0, ut_field(line, "a", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("-5", v);
+	ASSERT_EQ(0, ut_field(line, "b", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("4000000000", v);
+	ASSERT_EQ(0, ut_field(line, "s", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("\"hello\"", v);
+	ASSERT_EQ(0, ut_field(line, "x", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("0xee6b2800", v);
+}
+
+/* ustring, $comm and a dereference with an offset. */
+TEST_F(basic, fetch_ustring_comm_and_offset_deref)
+{
+	struct ut_target *t;
+	char r[256], line[512], v[128];
+	long off;
+
+	UT_SYM(off, self->target, "ut_args");
+	UT_PROBE(0, 'p', self->target, off, NULL,
+		 "s=+0(%dx):ustring c=$comm tail=+3(%dx):string ch=+1(%dx):u8");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "callstr 1 0 0 abcdef");
+	ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), 0, line, sizeof(line)))
+		TH_LOG("no trace line for the hit");
+	ASSERT_EQ(0, ut_field(line, "s", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("\"abcdef\"", v);
+	ASSERT_EQ(0, ut_field(line, "c", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("\"uprobe_target\"", v);
+	ASSERT_EQ(0, ut_field(line, "tail", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("\"def\"", v);
+	ASSERT_EQ(0, ut_field(line, "ch", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("98", v);
+}
+
+/* @+OFFSET reads the probed file's data as mapped in the process. */
+TEST_F(basic, fetch_file_offset_reads_program_data)
+{
+	struct ut_target *t;
+	char r[256], line[512], v[128], args[128];
+	long off, data;
+
+	UT_SYM(off, self->target, "ut_lea");
+	data = ut_sym_fileoff_arg(self->target, "ut_counter", "ut_lea");
+	ASSERT_LT(0, data);
+	snprintf(args, sizeof(args), "v=@+0x%lx:u32 h=@+0x%lx:x16", data, data);
+	UT_PROBE(0, 'p', self->target, off, NULL, args);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_lea 1 1 1");
+	ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), 0, line, sizeof(line)))
+		TH_LOG("no trace line for the hit");
+	ASSERT_EQ(0, ut_field(line, "v", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("12648430", v);
+	ASSERT_EQ(0, ut_field(line, "h", v, sizeof(v))) TH_LOG("line: %s", line);
+	EXPECT_STREQ("0xffee", v);
+}
+
+/* Each hit's arguments in order: one line per call, in call order. */
+TEST_F(basic, trace_lines_follow_call_order)
+{
+	struct ut_target *t;
+	char r[256], line[512], v[64], want[64];
+	long off;
+	int i;
+
+	UT_SYM(off, self->target, "ut_plain");
+	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64 b=%si:s64");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 0; i < 20; i++)
+		UT_CMD(t, r, "call ut_plain 1 %d %d", i, -i);
+	EXPECT_EQ(20, UT_LINES(0, t->pid));
+	for (i = 0; i < 20; i++) {
+		ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), i, line, sizeof(line)));
+		ASSERT_EQ(0, ut_field(line, "b", v, sizeof(v)));
+		snprintf(want, sizeof(want), "%d", -i);
+		EXPECT_STREQ(want, v) TH_LOG("hit %d: %s", i, line);
+	}
+}
+
+/* A RIP-relative load stepped out of line still reads its own data. */
+TEST_F(basic, rip_relative_load_reads_right_data)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_riprel");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_riprel 300 0x10");
+	EXPECT_EQ(0x1234 + 0x10, ut_okval(r));
+	EXPECT_EQ(300, UT_HITS(0));
+}
+
+/*
+ * Probes on instructions the kernel may emulate rather than step: one-
+ * and multi-byte nop, push, call rel32, jmp rel8, a taken and an untaken
+ * je.  Every function must compute what it computes unprobed.
+ */
+TEST_F(basic, emulated_instructions_keep_their_effect)
+{
+	static const struct {
+		const char *fn, *sym;
+		int delta;
+		long arg, want;
+	} cases[] = {
+		{ "ut_nop", "ut_nop", 0, 11, 11 },
+		{ "ut_nop", "ut_nop", 1, 12, 12 },
+		{ "ut_push", "ut_push", 0, 13, 14 },
+		{ "ut_callrel", "ut_callrel", 0, 15, 16 },
+		{ "ut_jmp", "ut_jmp", 0, 17, 19 },
+		{ "ut_jcc", "ut_jcc_je", 0, 0, 7 },
+		{ "ut_jcc", "ut_jcc_je", 0, 20, 23 },
+	};
+	struct ut_target *t;
+	char r[256];
+	unsigned int i;
+	long off;
+
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		UT_SYM(off, self->target, cases[i].sym);
+		UT_PROBE(i, 'p', self->target, off + cases[i].delta, NULL, NULL);
+		UT_ENABLE(i, true);
+		UT_CMD(t, r, "call %s 25 %ld", cases[i].fn, cases[i].arg);
+		EXPECT_EQ(cases[i].want, ut_okval(r))
+			TH_LOG("%s(%ld) with a probe at %s+%d returned %s",
+			       cases[i].fn, cases[i].arg, cases[i].sym,
+			       cases[i].delta, r);
+		EXPECT_EQ(25, UT_HITS(i))
+			TH_LOG("probe at %s+%d", cases[i].sym, cases[i].delta);
+		UT_ENABLE(i, false);
+	}
+}
+
+/* Two events on one address: each counts every hit on its own. */
+TEST_F(basic, two_events_on_one_address_count_independently)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_PROBE(1, 'p', self->target, off, NULL, "a=%di");
+	UT_START(t, "uprobe_target", NULL);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	UT_CMD(t, r, "call ut_lea 30 1 1");
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "call ut_lea 20 1 1");
+	UT_ENABLE(1, false);
+	UT_CMD(t, r, "call ut_lea 10 1 1");
+	EXPECT_EQ(30, UT_HITS(0));
+	EXPECT_EQ(50, UT_HITS(1));
+}
+
+/*
+ * The process sees the breakpoint in its own text only while the probe
+ * is enabled; the bytes after it are never touched.
+ */
+TEST_F(basic, process_text_holds_breakpoint_only_while_enabled)
+{
+	struct ut_target *t;
+	unsigned char orig[2];
+	char r[256], want[32];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	ASSERT_EQ(0, ut_file_bytes(self->target, off, orig, 2));
+	UT_START(t, "uprobe_target", NULL);
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_CMD(t, r, "byte ut_lea");
+	snprintf(want, sizeof(want), "ok 0x%02x", orig[0]);
+	EXPECT_STREQ(want, r) TH_LOG("before enable");
+	UT_ENABLE(0, true);
+	UT_CMD(t, r, "byte ut_lea");
+	EXPECT_STREQ("ok 0xcc", r) TH_LOG("while enabled");
+	UT_CMD(t, r, "byte ut_lea 1");
+	snprintf(want, sizeof(want), "ok 0x%02x", orig[1]);
+	EXPECT_STREQ(want, r) TH_LOG("second byte while enabled");
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "byte ut_lea");
+	snprintf(want, sizeof(want), "ok 0x%02x", orig[0]);
+	EXPECT_STREQ(want, r) TH_LOG("after disable");
+	UT_CMD(t, r, "call ut_lea 1 2 2");
+	EXPECT_EQ(4, ut_okval(r));
+}
+
+/* An event filter on a fetched argument keeps only matching hits. */
+TEST_F(basic, event_filter_selects_hits_by_argument)
+{
+	struct ut_target *t;
+	char r[256], line[512], v[64];
+	long off;
+	int i;
+
+	UT_SYM(off, self->target, "ut_plain");
+	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64");
+	ASSERT_EQ(0, ut_event_file_write(GRP, ut_ev(&self->c, 0), "filter", "a == 3"));
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 0; i < 6; i++)
+		UT_CMD(t, r, "call ut_plain 1 %d 0", i);
+	EXPECT_EQ(1, UT_LINES(0, 0));
+	ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), 0, line, sizeof(line)));
+	ASSERT_EQ(0, ut_field(line, "a", v, sizeof(v)));
+	EXPECT_STREQ("3", v);
+}
+
+/* Several processes running the probed program: each hit is counted once. */
+TEST_F(basic, hits_in_several_processes_counted_per_process)
+{
+	struct ut_target *t[3];
+	char r[256];
+	long off;
+	int i;
+
+	UT_SYM(off, self->target, "ut_plain");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	for (i = 0; i < 3; i++)
+		UT_START(t[i], "uprobe_target", NULL);
+	for (i = 0; i < 3; i++)
+		UT_CMD(t[i], r, "call ut_plain %d 1 1", 10 * (i + 1));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(10 * (i + 1), UT_LINES(0, t[i]->pid)) TH_LOG("process %d", i);
+	EXPECT_EQ(60, UT_HITS(0));
+}
+
+/* Probes on a function alone on its page and on its neighbours' page. */
+TEST_F(basic, probes_on_two_pages_both_count)
+{
+	struct ut_target *t;
+	char r[256];
+	long off1, off2;
+
+	UT_SYM(off1, self->target, "ut_far");
+	UT_SYM(off2, self->target, "ut_lea");
+	ASSERT_NE(off1 / 4096, off2 / 4096);
+	UT_PROBE(0, 'p', self->target, off1, NULL, NULL);
+	UT_PROBE(1, 'p', self->target, off2, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_far 7 1");
+	EXPECT_EQ(6, ut_okval(r));
+	UT_CMD(t, r, "call ut_lea 9 1 1");
+	EXPECT_EQ(7, UT_HITS(0));
+	EXPECT_EQ(9, UT_HITS(1));
+}
+
+/* Helper: the SDT site and semaphore offsets of ust:tick. */
+#define UT_SDT(pc, sema) do {							\
+	ASSERT_EQ(0, ut_sdt(self->target, "ust", "tick", &(pc), &(sema)))	\
+		TH_LOG("no SDT note ust:tick in %s", self->target);		\
+	ASSERT_LT(0, (sema)) TH_LOG("ust:tick has no semaphore");		\
+} while (0)
+
+/* The semaphore is raised while the SDT probe is enabled, and back to 0 after. */
+TEST_F(basic, sdt_semaphore_raised_while_enabled)
+{
+	struct ut_target *t;
+	char r[256], ref[64];
+	long pc, sema;
+
+	UT_SDT(pc, sema);
+	snprintf(ref, sizeof(ref), "(0x%lx)", sema);
+	UT_START(t, "uprobe_target", NULL);
+	UT_PROBE(0, 'p', self->target, pc, ref, "i=%ax:s64");
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 0", r) TH_LOG("semaphore while the event is only defined");
+	UT_ENABLE(0, true);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 1", r) TH_LOG("semaphore while enabled");
+	UT_CMD(t, r, "call ut_sdt 1 12");
+	EXPECT_EQ(12, ut_okval(r)) TH_LOG("the program saw its semaphore set %s times", r);
+	EXPECT_EQ(12, UT_HITS(0));
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 0", r) TH_LOG("semaphore after disable");
+	UT_CMD(t, r, "call ut_sdt 1 5");
+	EXPECT_EQ(0, ut_okval(r));
+}
+
+/* A process started while the SDT probe is enabled finds its semaphore set. */
+TEST_F(basic, sdt_semaphore_raised_in_process_started_later)
+{
+	struct ut_target *t;
+	char r[256], ref[64];
+	long pc, sema;
+
+	UT_SDT(pc, sema);
+	snprintf(ref, sizeof(ref), "(0x%lx)", sema);
+	UT_PROBE(0, 'p', self->target, pc, ref, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 1", r);
+	UT_CMD(t, r, "call ut_sdt 1 3");
+	EXPECT_EQ(3, ut_okval(r));
+	EXPECT_EQ(3, UT_HITS(0));
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 0", r);
+}
+
+/* The SDT argument, read from the register the note names, in order. */
+TEST_F(basic, sdt_argument_read_in_order)
+{
+	struct ut_target *t;
+	char r[256], ref[64], line[512], v[64], want[64];
+	long pc, sema;
+	int i;
+
+	UT_SDT(pc, sema);
+	snprintf(ref, sizeof(ref), "(0x%lx)", sema);
+	UT_PROBE(0, 'p', self->target, pc, ref, "i=%ax:s64");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_sdt 1 8");
+	ASSERT_EQ(8, UT_LINES(0, t->pid));
+	for (i = 0; i < 8; i++) {
+		ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), i, line, sizeof(line)));
+		ASSERT_EQ(0, ut_field(line, "i", v, sizeof(v)));
+		snprintf(want, sizeof(want), "%d", i);
+		EXPECT_STREQ(want, v);
+	}
+}
+
+/* Two processes: each has its own semaphore raised and lowered. */
+TEST_F(basic, sdt_semaphore_per_process)
+{
+	struct ut_target *a, *b;
+	char r[256], ref[64];
+	long pc, sema;
+
+	UT_SDT(pc, sema);
+	snprintf(ref, sizeof(ref), "(0x%lx)", sema);
+	UT_START(a, "uprobe_target", NULL);
+	UT_PROBE(0, 'p', self->target, pc, ref, NULL);
+	UT_ENABLE(0, true);
+	UT_START(b, "uprobe_target", NULL);
+	UT_CMD(a, r, "sema");
+	EXPECT_STREQ("ok 1", r) TH_LOG("process running before enable");
+	UT_CMD(b, r, "sema");
+	EXPECT_STREQ("ok 1", r) TH_LOG("process started after enable");
+	UT_ENABLE(0, false);
+	UT_CMD(a, r, "sema");
+	EXPECT_STREQ("ok 0", r);
+	UT_CMD(b, r, "sema");
+	EXPECT_STREQ("ok 0", r);
+}
+
+/* A process that exits with the probe enabled leaves it working for others. */
+TEST_F(basic, process_exit_leaves_probe_working)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+	int i;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	for (i = 0; i < 4; i++) {
+		UT_START(t, "uprobe_target", NULL);
+		UT_CMD(t, r, "call ut_lea 5 1 1");
+		EXPECT_EQ(0, ut_target_stop(t));
+	}
+	EXPECT_EQ(20, UT_HITS(0));
+}
+
+/* uprobe_events lists the definition; deleting it removes the event. */
+TEST_F(basic, deleted_event_disappears)
+{
+	char *list;
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64");
+	EXPECT_TRUE(ut_event_exists(GRP, ut_ev(&self->c, 0)));
+	list = ut_read("uprobe_events");
+	ASSERT_NE(NULL, list);
+	EXPECT_NE(NULL, strstr(list, ut_ev(&self->c, 0))) TH_LOG("uprobe_events: %s", list);
+	free(list);
+	ASSERT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, 0)));
+	EXPECT_FALSE(ut_event_exists(GRP, ut_ev(&self->c, 0)));
+	list = ut_read("uprobe_events");
+	ASSERT_NE(NULL, list);
+	EXPECT_EQ(NULL, strstr(list, ut_ev(&self->c, 0))) TH_LOG("uprobe_events: %s", list);
+	free(list);
+}
+
+UT_HARNESS_MAIN

@@ -1,0 +1,940 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * Helpers shared by the uprobes selftests.
+ *
+ * A test is a controller: it never executes probed code itself.  The code
+ * under probe runs in "targets", small programs built next to the test
+ * binaries and found through /proc/self/exe's directory, so that a probe
+ * that misbehaves kills a target (which the test reports) rather than the
+ * harness.  The long-lived target, uprobe_target, reads one command a line
+ * on stdin and answers one line on stdout; that lets a test add and remove
+ * probes at exact points of a running program's life.
+ *
+ * Probe offsets are file offsets, found at run time from the target's ELF
+ * symbol table and program headers, exactly as perf probe computes them.
+ *
+ * Every helper returns 0 or a negative errno (or -1 where there is no
+ * errno), and never calls ASSERT itself: the caller says what it expected.
+ */
+#ifndef UPROBE_LIB_H
+#define UPROBE_LIB_H
+
+#include <elf.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define UT_MAX_EVENTS	16
+#define UT_MAX_TARGETS	8
+
+/* ------------------------------------------------------------------ */
+/* Paths                                                               */
+/* ------------------------------------------------------------------ */
+
+static char ut_tracefs[PATH_MAX];
+static char ut_bindir[PATH_MAX - 256];
+
+/* The directory the test binary (and so every target) lives in. */
+static inline const char *ut_dir(void)
+{
+	char *slash;
+	ssize_t n;
+
+	if (ut_bindir[0])
+		return ut_bindir;
+	n = readlink("/proc/self/exe", ut_bindir, sizeof(ut_bindir) - 1);
+	if (n <= 0)
+		return ".";
+	ut_bindir[n] = '\0';
+	slash = strrchr(ut_bindir, '/');
+	if (slash)
+		*slash = '\0';
+	return ut_bindir;
+}
+
+/* Full path of a file built next to the test binary. */
+static inline void ut_path(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "%s/%s", ut_dir(), name);
+}
+
+/*
+ * Where tracefs is, mounting it if it is not mounted yet.  Returns NULL
+ * when the kernel has no uprobe_events at all.
+ */
+static inline const char *ut_tracefs_dir(void)
+{
+	static const char *const dirs[] = {
+		"/sys/kernel/tracing", "/sys/kernel/debug/tracing",
+	};
+	char f[PATH_MAX];
+	unsigned int i;
+
+	if (ut_tracefs[0])
+		return ut_tracefs;
+	for (i = 0; i < 2; i++) {
+		snprintf(f, sizeof(f), "%s/uprobe_events", dirs[i]);
+		if (!access(f, F_OK)) {
+			strcpy(ut_tracefs, dirs[i]);
+			return ut_tracefs;
+		}
+	}
+	mount("nodev", "/sys/kernel/tracing", "tracefs", 0, NULL);
+	if (!access("/sys/kernel/tracing/uprobe_events", F_OK)) {
+		strcpy(ut_tracefs, "/sys/kernel/tracing");
+		return ut_tracefs;
+	}
+	return NULL;
+}
+
+static inline void ut_tpath(char *buf, size_t len, const char *file)
+{
+	snprintf(buf, len, "%s/%s", ut_tracefs_dir() ?: "/nonexistent", file);
+}
+
+/* ------------------------------------------------------------------ */
+/* tracefs files                                                       */
+/* ------------------------------------------------------------------ */
+
+/* One write() of @s to @file opened with @flags: 0 or -errno. */
+static inline int ut_write_flags(const char *file, const char *s, int flags)
+{
+	char p[PATH_MAX];
+	ssize_t n;
+	int fd, err = 0;
+
+	ut_tpath(p, sizeof(p), file);
+	fd = open(p, O_WRONLY | flags);
+	if (fd < 0)
+		return -errno;
+	n = write(fd, s, strlen(s));
+	if (n < 0)
+		err = -errno;
+	if (close(fd) && !err)
+		err = -errno;
+	return err;
+}
+
+static inline int ut_write(const char *file, const char *s)
+{
+	return ut_write_flags(file, s, O_TRUNC);
+}
+
+static inline int ut_append(const char *file, const char *s)
+{
+	return ut_write_flags(file, s, O_APPEND);
+}
+
+/* The whole content of any file, NUL-terminated, malloc'd (or NULL). */
+static inline char *ut_slurp(const char *path, size_t *lenp)
+{
+	size_t len = 0, cap = 65536;
+	char *buf = malloc(cap + 1);
+	ssize_t n;
+	int fd;
+
+	if (!buf)
+		return NULL;
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		free(buf);
+		return NULL;
+	}
+	while ((n = read(fd, buf + len, cap - len)) > 0) {
+		len += n;
+		if (len == cap) {
+			char *nb = realloc(buf, cap * 2 + 1);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+	}
+	close(fd);
+	buf[len] = '\0';
+	if (lenp)
+		*lenp = len;
+	return buf;
+}
+
+static inline char *ut_read(const char *file)
+{
+	char p[PATH_MAX];
+
+	ut_tpath(p, sizeof(p), file);
+	return ut_slurp(p, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Probe events                                                        */
+/* ------------------------------------------------------------------ */
+
+/* Define an event: @def is a line of uprobe_events syntax. */
+static inline int ut_probe_add(const char *def)
+{
+	return ut_append("uprobe_events", def);
+}
+
+static inline int ut_event_file_write(const char *grp, const char *ev,
+			       const char *file, const char *s)
+{
+	char f[PATH_MAX];
+
+	snprintf(f, sizeof(f), "events/%s/%s/%s", grp, ev, file);
+	return ut_write(f, s);
+}
+
+static inline int ut_event_enable(const char *grp, const char *ev, bool on)
+{
+	return ut_event_file_write(grp, ev, "enable", on ? "1" : "0");
+}
+
+static inline bool ut_event_exists(const char *grp, const char *ev)
+{
+	char f[PATH_MAX], p[PATH_MAX];
+
+	snprintf(f, sizeof(f), "events/%s/%s", grp, ev);
+	ut_tpath(p, sizeof(p), f);
+	return access(p, F_OK) == 0;
+}
+
+/* Disable, then delete an event; 0 or -errno of the deletion. */
+static inline int ut_probe_del(const char *grp, const char *ev)
+{
+	char cmd[256];
+
+	ut_event_enable(grp, ev, false);
+	snprintf(cmd, sizeof(cmd), "-:%s/%s", grp, ev);
+	return ut_append("uprobe_events", cmd);
+}
+
+/* Remove every event of @grp whose name starts with @prefix (leftovers). */
+static inline void ut_probe_del_prefix(const char *grp, const char *prefix)
+{
+	char *all = ut_read("uprobe_events"), *line, *save = NULL;
+	char want[256];
+
+	if (!all)
+		return;
+	snprintf(want, sizeof(want), ":%s/%s", grp, prefix);
+	for (line = strtok_r(all, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(line, want), *sp, ev[128];
+
+		if (!p || p > line + 2)
+			continue;
+		p += strlen(grp) + 2;
+		sp = strchr(p, ' ');
+		snprintf(ev, sizeof(ev), "%.*s", (int)(sp ? sp - p : (long)strlen(p)), p);
+		ut_probe_del(grp, ev);
+	}
+	free(all);
+}
+
+/*
+ * Hits of event @ev as uprobe_profile counts them (every hit of every
+ * process while the event is enabled), or -1 if the event is not listed.
+ */
+static inline long ut_profile_hits(const char *ev)
+{
+	char *all = ut_read("uprobe_profile"), *line, *save = NULL;
+	long hits = -1;
+
+	if (!all)
+		return -1;
+	for (line = strtok_r(all, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char file[PATH_MAX], name[256], *slash;
+		unsigned long n;
+
+		if (sscanf(line, "%s %255s %lu", file, name, &n) != 3)
+			continue;
+		slash = strrchr(name, '/');
+		if (!strcmp(slash ? slash + 1 : name, ev)) {
+			hits = n;
+			break;
+		}
+	}
+	free(all);
+	return hits;
+}
+
+static inline int ut_trace_clear(void)
+{
+	return ut_write("trace", "");
+}
+
+/*
+ * Walk the trace buffer: for each line of event @ev call @fn with the
+ * writer's pid and the text after "ev: ".  Returns the number of lines
+ * (of @pid only, if @pid > 0).
+ */
+typedef void (*ut_line_fn)(int pid, const char *rest, void *arg);
+
+static inline int ut_trace_walk(const char *ev, int pid, ut_line_fn fn, void *arg)
+{
+	char *all = ut_read("trace"), *line, *save = NULL;
+	char tag[256];
+	int count = 0;
+
+	if (!all)
+		return -1;
+	snprintf(tag, sizeof(tag), " %s: ", ev);
+	for (line = strtok_r(all, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *t, *br, *q;
+		int lpid = -1;
+
+		if (line[0] == '#')
+			continue;
+		t = strstr(line, tag);
+		if (!t)
+			continue;
+		br = strstr(line, " [");
+		if (br && br < t) {
+			q = br;
+			while (q > line && q[-1] == ' ')
+				q--;
+			while (q > line && q[-1] >= '0' && q[-1] <= '9')
+				q--;
+			lpid = atoi(q);
+		}
+		if (pid > 0 && lpid != pid)
+			continue;
+		count++;
+		if (fn)
+			fn(lpid, t + strlen(tag), arg);
+	}
+	free(all);
+	return count;
+}
+
+static inline int ut_trace_count(const char *ev, int pid)
+{
+	return ut_trace_walk(ev, pid, NULL, NULL);
+}
+
+/* Copy the text of the @idx-th line of @ev (after "ev: ") into @buf. */
+struct ut_nth {
+	int want, seen;
+	char *buf;
+	size_t len;
+};
+
+static inline void ut_nth_fn(int pid, const char *rest, void *arg)
+{
+	struct ut_nth *n = arg;
+
+	(void)pid;
+	if (n->seen++ == n->want)
+		snprintf(n->buf, n->len, "%s", rest);
+}
+
+static inline int ut_trace_line(const char *ev, int idx, char *buf, size_t len)
+{
+	struct ut_nth n = { idx, 0, buf, len };
+
+	buf[0] = '\0';
+	ut_trace_walk(ev, 0, ut_nth_fn, &n);
+	return buf[0] ? 0 : -1;
+}
+
+/*
+ * The value of "name=" in a trace line, as text up to the next space
+ * (strings keep their quotes).
+ */
+static inline int ut_field(const char *line, const char *name, char *buf, size_t len)
+{
+	char key[128];
+	const char *p = line, *e;
+
+	snprintf(key, sizeof(key), " %s=", name);
+	p = strstr(line, key);
+	if (!p)
+		return -1;
+	p += strlen(key);
+	if (*p == '"') {
+		e = strchr(p + 1, '"');
+		e = e ? e + 1 : p + strlen(p);
+	} else {
+		e = strchr(p, ' ');
+		if (!e)
+			e = p + strlen(p);
+	}
+	snprintf(buf, len, "%.*s", (int)(e - p), p);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* error_log                                                           */
+/* ------------------------------------------------------------------ */
+
+/*
+ * The last entry of error_log: its message (after "error: ") and the
+ * caret's position within the command.  0, or -1 if the log is empty.
+ */
+static inline int ut_last_error(char *msg, size_t len, int *caret, char *cmd, size_t clen)
+{
+	char *all = ut_read("error_log"), *p, *e, *c, *k;
+
+	msg[0] = '\0';
+	*caret = -1;
+	if (!all)
+		return -1;
+	p = NULL;
+	for (e = strstr(all, "error: "); e; e = strstr(e + 1, "error: "))
+		p = e;
+	if (!p) {
+		free(all);
+		return -1;
+	}
+	p += strlen("error: ");
+	e = strchr(p, '\n');
+	snprintf(msg, len, "%.*s", (int)(e ? e - p : (long)strlen(p)), p);
+	c = e ? strstr(e, "Command: ") : NULL;
+	if (c) {
+		/* the caret line is indented to line up with the command */
+		char *cmdline = c, *caretline;
+
+		while (cmdline > all && cmdline[-1] != '\n')
+			cmdline--;
+		c += strlen("Command: ");
+		e = strchr(c, '\n');
+		if (cmd)
+			snprintf(cmd, clen, "%.*s", (int)(e ? e - c : (long)strlen(c)), c);
+		caretline = e ? e + 1 : NULL;
+		k = caretline ? strchr(caretline, '^') : NULL;
+		if (k)
+			*caret = (int)(k - caretline) - (int)(c - cmdline);
+	}
+	free(all);
+	return 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* ELF: symbol and SDT note file offsets                               */
+/* ------------------------------------------------------------------ */
+
+struct ut_elf {
+	void *map;
+	size_t size;
+	Elf64_Ehdr *eh;
+};
+
+static inline int ut_elf_open(struct ut_elf *e, const char *path)
+{
+	struct stat st;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st)) {
+		close(fd);
+		return -errno;
+	}
+	e->size = st.st_size;
+	e->map = mmap(NULL, e->size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (e->map == MAP_FAILED)
+		return -errno;
+	e->eh = e->map;
+	if (memcmp(e->eh->e_ident, ELFMAG, SELFMAG) ||
+	    e->eh->e_ident[EI_CLASS] != ELFCLASS64) {
+		munmap(e->map, e->size);
+		return -ENOEXEC;
+	}
+	return 0;
+}
+
+static inline void ut_elf_close(struct ut_elf *e)
+{
+	munmap(e->map, e->size);
+}
+
+/* File offset of virtual address @va, through the PT_LOAD headers. */
+static inline long ut_elf_va2off(struct ut_elf *e, uint64_t va)
+{
+	Elf64_Phdr *ph = (Elf64_Phdr *)((char *)e->map + e->eh->e_phoff);
+	int i;
+
+	for (i = 0; i < e->eh->e_phnum; i++) {
+		if (ph[i].p_type != PT_LOAD)
+			continue;
+		if (va >= ph[i].p_vaddr && va < ph[i].p_vaddr + ph[i].p_filesz)
+			return va - ph[i].p_vaddr + ph[i].p_offset;
+	}
+	return -1;
+}
+
+static inline Elf64_Shdr *ut_elf_shdr(struct ut_elf *e, int i)
+{
+	return (Elf64_Shdr *)((char *)e->map + e->eh->e_shoff) + i;
+}
+
+/* Virtual address of symbol @sym (symtab first, then dynsym), or 0. */
+static inline uint64_t ut_elf_sym(struct ut_elf *e, const char *sym)
+{
+	int pass, i;
+
+	for (pass = 0; pass < 2; pass++) {
+		for (i = 0; i < e->eh->e_shnum; i++) {
+			Elf64_Shdr *sh = ut_elf_shdr(e, i), *strsh;
+			Elf64_Sym *s;
+			size_t j, n;
+
+			if (sh->sh_type != (pass ? SHT_DYNSYM : SHT_SYMTAB))
+				continue;
+			strsh = ut_elf_shdr(e, sh->sh_link);
+			s = (Elf64_Sym *)((char *)e->map + sh->sh_offset);
+			n = sh->sh_size / sizeof(*s);
+			for (j = 0; j < n; j++) {
+				const char *name = (char *)e->map +
+						   strsh->sh_offset + s[j].st_name;
+
+				if (s[j].st_value && !strcmp(name, sym))
+					return s[j].st_value;
+			}
+		}
+	}
+	return 0;
+}
+
+/* File offset of symbol @sym in @path (+ @add bytes), or a negative value. */
+static inline long ut_sym_off(const char *path, const char *sym)
+{
+	struct ut_elf e = { 0 };
+	uint64_t va;
+	long off;
+
+	if (ut_elf_open(&e, path))
+		return -1;
+	va = ut_elf_sym(&e, sym);
+	off = va ? ut_elf_va2off(&e, va) : -1;
+	ut_elf_close(&e);
+	return off;
+}
+
+/*
+ * "@+OFFSET" of symbol @sym as a fetch argument of a probe on @path: the
+ * kernel adds OFFSET to the address the probed file's first byte would
+ * have if the file were mapped linearly from the probe's mapping, so it is
+ * the symbol's address minus the load bias of the probe's segment.
+ */
+static inline long ut_sym_fileoff_arg(const char *path, const char *sym, const char *probe_sym)
+{
+	struct ut_elf e = { 0 };
+	uint64_t va, pva;
+	long poff = -1;
+
+	if (ut_elf_open(&e, path))
+		return -1;
+	va = ut_elf_sym(&e, sym);
+	pva = ut_elf_sym(&e, probe_sym);
+	if (va && pva)
+		poff = ut_elf_va2off(&e, pva);
+	ut_elf_close(&e);
+	if (poff < 0)
+		return -1;
+	return (long)(va - (pva - poff));
+}
+
+/* SDT note @provider:@name in @path: file offsets of the site and semaphore. */
+static inline int ut_sdt(const char *path, const char *provider, const char *name,
+		  long *pc_off, long *sema_off)
+{
+	struct ut_elf e = { 0 };
+	int i, ret = -ENOENT;
+
+	if (ut_elf_open(&e, path))
+		return -ENOENT;
+	for (i = 0; i < e.eh->e_shnum && ret; i++) {
+		Elf64_Shdr *sh = ut_elf_shdr(&e, i);
+		char *p, *end;
+
+		if (sh->sh_type != SHT_NOTE)
+			continue;
+		p = (char *)e.map + sh->sh_offset;
+		end = p + sh->sh_size;
+		while (p + sizeof(Elf64_Nhdr) <= end) {
+			Elf64_Nhdr *nh = (Elf64_Nhdr *)p;
+			char *nm = p + sizeof(*nh);
+			char *desc = nm + ((nh->n_namesz + 3) & ~3);
+
+			p = desc + ((nh->n_descsz + 3) & ~3);
+			if (nh->n_type != 3 || strcmp(nm, "stapsdt"))
+				continue;
+			{
+				uint64_t *a = (uint64_t *)desc;
+				char *prov = desc + 24;
+				char *pn = prov + strlen(prov) + 1;
+
+				if (strcmp(prov, provider) || strcmp(pn, name))
+					continue;
+				*pc_off = ut_elf_va2off(&e, a[0]);
+				*sema_off = a[2] ? ut_elf_va2off(&e, a[2]) : 0;
+				ret = 0;
+				break;
+			}
+		}
+	}
+	ut_elf_close(&e);
+	return ret;
+}
+
+/* ------------------------------------------------------------------ */
+/* Targets                                                             */
+/* ------------------------------------------------------------------ */
+
+struct ut_target {
+	pid_t pid;
+	int to;		/* its stdin */
+	FILE *from;	/* its stdout */
+};
+
+/*
+ * Start target program @prog (a file next to the test binary) with the
+ * NULL-terminated @argv after argv[0]; its stdin and stdout are pipes to us.
+ */
+static inline int ut_target_startv(struct ut_target *t, const char *prog, char *const *args)
+{
+	int in[2], out[2];
+	char path[PATH_MAX];
+
+	ut_path(path, sizeof(path), prog);
+	if (pipe(in) || pipe(out))
+		return -errno;
+	fflush(stdout);
+	fflush(stderr);
+	t->pid = fork();
+	if (t->pid < 0)
+		return -errno;
+	if (t->pid == 0) {
+		char *argv[16];
+		int i = 0;
+
+		dup2(in[0], 0);
+		dup2(out[1], 1);
+		close(in[0]);
+		close(in[1]);
+		close(out[0]);
+		close(out[1]);
+		argv[i++] = (char *)path;
+		while (args && *args && i < 15)
+			argv[i++] = *args++;
+		argv[i] = NULL;
+		execv(path, argv);
+		_exit(127);
+	}
+	close(in[0]);
+	close(out[1]);
+	t->to = in[1];
+	t->from = fdopen(out[0], "r");
+	return 0;
+}
+
+static inline int ut_target_start(struct ut_target *t, const char *prog)
+{
+	return ut_target_startv(t, prog, NULL);
+}
+
+/* Read one line from the target into @reply (newline stripped). */
+static inline int ut_target_reply(struct ut_target *t, char *reply, size_t len)
+{
+	char *nl;
+
+	if (!fgets(reply, len, t->from)) {
+		snprintf(reply, len, "<target exited>");
+		return -1;
+	}
+	nl = strchr(reply, '\n');
+	if (nl)
+		*nl = '\0';
+	return 0;
+}
+
+/* Send one command line without waiting for its reply. */
+static inline int ut_target_send(struct ut_target *t, const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	line[n++] = '\n';
+	return write(t->to, line, n) == n ? 0 : -errno;
+}
+
+/* Send one command line and read its one-line reply. */
+static inline int ut_target_cmd(struct ut_target *t, char *reply, size_t len,
+			 const char *fmt, ...)
+{
+	char line[512];
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(line, sizeof(line) - 1, fmt, ap);
+	va_end(ap);
+	line[n++] = '\n';
+	if (write(t->to, line, n) != n) {
+		snprintf(reply, len, "<write failed: %s>", strerror(errno));
+		return -1;
+	}
+	return ut_target_reply(t, reply, len);
+}
+
+/* Close its stdin (it exits) and reap it: the wait status, or -1. */
+static inline int ut_target_stop(struct ut_target *t)
+{
+	int status = -1;
+
+	if (t->pid <= 0)
+		return -1;
+	close(t->to);
+	if (waitpid(t->pid, &status, 0) != t->pid)
+		status = -1;
+	fclose(t->from);
+	t->pid = 0;
+	return status;
+}
+
+static inline void ut_target_kill(struct ut_target *t)
+{
+	if (t->pid <= 0)
+		return;
+	kill(t->pid, SIGKILL);
+	ut_target_stop(t);
+}
+
+/*
+ * Run @prog with @args to completion; its stdout goes to @out.  Returns
+ * the wait status.
+ */
+static inline int ut_run(const char *prog, char *const *args, char *out, size_t len)
+{
+	struct ut_target t;
+	size_t n = 0;
+	int c;
+
+	if (ut_target_startv(&t, prog, args))
+		return -1;
+	close(t.to);
+	t.to = open("/dev/null", O_RDONLY);
+	while ((c = fgetc(t.from)) != EOF)
+		if (n + 1 < len)
+			out[n++] = c;
+	if (len)
+		out[n] = '\0';
+	return ut_target_stop(&t);
+}
+
+/* ------------------------------------------------------------------ */
+/* Files                                                               */
+/* ------------------------------------------------------------------ */
+
+/* FNV-1a over a whole file read with read(): the file's content as seen. */
+static inline uint64_t ut_file_hash(const char *path)
+{
+	size_t len, i;
+	char *buf = ut_slurp(path, &len);
+	uint64_t h = 0xcbf29ce484222325ULL;
+
+	if (!buf)
+		return 0;
+	for (i = 0; i < len; i++) {
+		h ^= (unsigned char)buf[i];
+		h *= 0x100000001b3ULL;
+	}
+	free(buf);
+	return h;
+}
+
+/* @n bytes of @path at @off, read with pread(). 0 or -errno. */
+static inline int ut_file_bytes(const char *path, long off, void *buf, size_t n)
+{
+	int fd = open(path, O_RDONLY);
+	ssize_t r;
+
+	if (fd < 0)
+		return -errno;
+	r = pread(fd, buf, n, off);
+	close(fd);
+	return r == (ssize_t)n ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* The fixture every suite shares                                      */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Events a case made and targets it started, so that teardown removes
+ * them whatever happened: targets are killed first (nothing may still be
+ * executing the probes), then each event is disabled and deleted.
+ */
+struct ut_ctx {
+	const char *grp;
+	char ev[UT_MAX_EVENTS][64];
+	int nev;
+	struct ut_target tg[UT_MAX_TARGETS];
+	int ntg;
+	char prefix[48];
+};
+
+/* Event names are the case name (cut short) and a number: unique per case. */
+static inline void ut_ctx_init(struct ut_ctx *c, const char *grp, const char *test)
+{
+	memset(c, 0, sizeof(*c));
+	c->grp = grp;
+	snprintf(c->prefix, sizeof(c->prefix), "%.40s", test);
+	ut_probe_del_prefix(grp, c->prefix);
+	ut_trace_clear();
+	ut_write("events/enable", "0");
+}
+
+/* The name of this case's event number @i. */
+static inline const char *ut_ev(struct ut_ctx *c, int i)
+{
+	static char name[UT_MAX_EVENTS][64];
+
+	snprintf(name[i], sizeof(name[i]), "%s_%d", c->prefix, i);
+	return name[i];
+}
+
+/*
+ * Define this case's event @i: "@type:@grp/@ev @path:0x@off[@suffix] @args".
+ * @suffix may hold "(0xREF)" or "%return".  0 or -errno.
+ */
+static inline int ut_ctx_probe(struct ut_ctx *c, int i, char type, const char *path,
+			long off, const char *suffix, const char *args)
+{
+	char def[1024];
+	int err;
+
+	snprintf(def, sizeof(def), "%c:%s/%s %s:0x%lx%s%s%s", type, c->grp,
+		 ut_ev(c, i), path, off, suffix ? suffix : "",
+		 args ? " " : "", args ? args : "");
+	err = ut_probe_add(def);
+	if (!err && c->nev < UT_MAX_EVENTS)
+		snprintf(c->ev[c->nev++], sizeof(c->ev[0]), "%s", ut_ev(c, i));
+	return err;
+}
+
+static inline int ut_ctx_enable(struct ut_ctx *c, int i, bool on)
+{
+	return ut_event_enable(c->grp, ut_ev(c, i), on);
+}
+
+static inline struct ut_target *ut_ctx_target(struct ut_ctx *c, const char *prog,
+				       char *const *args)
+{
+	struct ut_target *t;
+
+	if (c->ntg >= UT_MAX_TARGETS)
+		return NULL;
+	t = &c->tg[c->ntg];
+	if (ut_target_startv(t, prog, args))
+		return NULL;
+	c->ntg++;
+	return t;
+}
+
+/* Disable and delete every event this case made. */
+static inline void ut_ctx_remove_events(struct ut_ctx *c)
+{
+	int i;
+
+	for (i = c->nev - 1; i >= 0; i--)
+		ut_probe_del(c->grp, c->ev[i]);
+	c->nev = 0;
+}
+
+static inline void ut_ctx_cleanup(struct ut_ctx *c)
+{
+	int i;
+
+	for (i = 0; i < c->ntg; i++)
+		ut_target_kill(&c->tg[i]);
+	c->ntg = 0;
+	ut_ctx_remove_events(c);
+}
+
+/* ------------------------------------------------------------------ */
+/* Assertions for the test files (kselftest_harness.h included first)  */
+/* ------------------------------------------------------------------ */
+#ifdef __KSELFTEST_HARNESS_H
+
+/* The number after "ok " in a target's reply. */
+static inline long ut_okval(const char *reply)
+{
+	return strtol(reply + 2, NULL, 0);
+}
+
+/* Send a command to a target; the reply must start with "ok". */
+#define UT_CMD(t, buf, ...) do {						\
+	ASSERT_EQ(0, ut_target_cmd((t), (buf), sizeof(buf), __VA_ARGS__))	\
+		TH_LOG("the target did not answer (%s)", (buf));		\
+	ASSERT_EQ(0, strncmp((buf), "ok", 2))					\
+		TH_LOG("the target answered '%s'", (buf));			\
+} while (0)
+
+/* Define this case's event @i; it must be accepted. */
+#define UT_PROBE(i, type, path, off, suffix, args) do {			\
+	const char *__s = (suffix), *__a = (args);				\
+	int __e = ut_ctx_probe(&self->c, (i), (type), (path), (off),		\
+			       __s, __a);					\
+	ASSERT_EQ(0, __e) TH_LOG("defining event %d at %s:0x%lx%s %s failed: %s", \
+				 (i), (path), (long)(off), __s ?: "",		\
+				 __a ?: "", strerror(-__e));			\
+} while (0)
+
+#define UT_ENABLE(i, on) do {							\
+	int __e = ut_ctx_enable(&self->c, (i), (on));				\
+	ASSERT_EQ(0, __e) TH_LOG("%s event %s failed: %s",			\
+				 (on) ? "enabling" : "disabling",		\
+				 ut_ev(&self->c, (i)), strerror(-__e));	\
+} while (0)
+
+/* The file offset of @sym in @path; it must exist. */
+#define UT_SYM(var, path, sym) do {						\
+	(var) = ut_sym_off((path), (sym));					\
+	ASSERT_LT(0, (var)) TH_LOG("no symbol %s in %s", (sym), (path));	\
+} while (0)
+
+#define UT_START(var, prog, args) do {						\
+	(var) = ut_ctx_target(&self->c, (prog), (args));			\
+	ASSERT_NE(NULL, (var)) TH_LOG("cannot start %s", (prog));		\
+} while (0)
+
+#define UT_HITS(i) ut_profile_hits(ut_ev(&self->c, (i)))
+#define UT_LINES(i, pid) ut_trace_count(ut_ev(&self->c, (i)), (pid))
+
+/* main(): the whole binary is skipped, with the reason, without tracefs. */
+#define UT_HARNESS_MAIN								\
+int main(int argc, char **argv)						\
+{										\
+	if (geteuid())								\
+		ksft_exit_skip("uprobes tests need root\n");			\
+	if (!ut_tracefs_dir())							\
+		ksft_exit_skip("no uprobe_events in tracefs (CONFIG_UPROBE_EVENTS)\n"); \
+	return test_harness_run(argc, argv);					\
+}
+
+#endif /* __KSELFTEST_HARNESS_H */
+
+#endif /* UPROBE_LIB_H */

@@ -1,0 +1,395 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The perf "uprobe" PMU: perf_event_open() with a path and an offset,
+ * the retprobe bit and the ref_ctr_offset field as the PMU's format
+ * directory describes them; counting events per task, per CPU and
+ * inherited; and per-task events that put breakpoints only where they
+ * are wanted.
+ */
+#include <linux/perf_event.h>
+#include <sys/ioctl.h>
+#include <sys/syscall.h>
+
+#include "../kselftest_harness.h"
+#include "uprobe_lib.h"
+
+#define PMU "/sys/bus/event_source/devices/uprobe"
+
+/* A number from a sysfs file, or -1. */
+static long sysfs_num(const char *path)
+{
+	char *s = ut_slurp(path, NULL);
+	long v;
+
+	if (!s)
+		return -1;
+	v = strtol(s, NULL, 0);
+	free(s);
+	return v;
+}
+
+/* The first bit of a "config:N" or "config:N-M" format field, or -1. */
+static int format_bit(const char *field)
+{
+	char p[256], *s;
+	int bit = -1;
+
+	snprintf(p, sizeof(p), PMU "/format/%s", field);
+	s = ut_slurp(p, NULL);
+	if (!s)
+		return -1;
+	if (!strncmp(s, "config:", 7))
+		bit = atoi(s + 7);
+	free(s);
+	return bit;
+}
+
+struct uprobe_pmu {
+	int type;
+	int retprobe_bit;
+	int refctr_shift;
+};
+
+/*
+ * Open a counting uprobe event on @path:@off for @pid/@cpu; a return
+ * probe if @ret; with semaphore file offset @refctr if non-zero.
+ */
+static int uprobe_open(const struct uprobe_pmu *pmu, const char *path, long off,
+		       bool ret, long refctr, int pid, int cpu, bool inherit)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = pmu->type;
+	attr.config = ret ? 1ULL << pmu->retprobe_bit : 0;
+	if (refctr)
+		attr.config |= (unsigned long long)refctr << pmu->refctr_shift;
+	attr.uprobe_path = (unsigned long)path;
+	attr.probe_offset = off;
+	attr.inherit = inherit;
+	fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+static long count(int fd)
+{
+	unsigned long long v;
+
+	if (read(fd, &v, sizeof(v)) != sizeof(v))
+		return -1;
+	return v;
+}
+
+FIXTURE(perf) {
+	struct ut_ctx c;
+	struct uprobe_pmu pmu;
+	char target[PATH_MAX];
+	int fd[8];
+	int nfd;
+};
+
+FIXTURE_SETUP(perf)
+{
+	ut_ctx_init(&self->c, "ust_perf", _metadata->name);
+	ut_path(self->target, sizeof(self->target), "uprobe_target");
+	self->pmu.type = sysfs_num(PMU "/type");
+	self->pmu.retprobe_bit = format_bit("retprobe");
+	self->pmu.refctr_shift = format_bit("ref_ctr_offset");
+}
+
+FIXTURE_TEARDOWN(perf)
+{
+	int i;
+
+	for (i = 0; i < self->nfd; i++)
+		close(self->fd[i]);
+	ut_ctx_cleanup(&self->c);
+}
+
+/* Open an event and keep its fd for teardown; the open must succeed. */
+#define OPEN(var, off, ret, refctr, pid, cpu, inherit) do {			\
+	(var) = uprobe_open(&self->pmu, self->target, (off), (ret), (refctr),	\
+			    (pid), (cpu), (inherit));				\
+	ASSERT_LE(0, (var)) TH_LOG("perf_event_open(uprobe %s:0x%lx): %s",	\
+				   self->target, (long)(off), strerror(-(var)));	\
+	self->fd[self->nfd++] = (var);						\
+} while (0)
+
+/* Without the PMU there is nothing to test: say so. */
+#define NEED_PMU() do {								\
+	if (self->pmu.type < 0)							\
+		SKIP(return, "no uprobe PMU at " PMU " (CONFIG_UPROBE_EVENTS)"); \
+	ASSERT_LE(0, self->pmu.retprobe_bit) TH_LOG("no " PMU "/format/retprobe"); \
+} while (0)
+
+/* A per-task entry event counts that task's calls exactly. */
+TEST_F(perf, task_event_counts_entries)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+	int fd;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_lea");
+	UT_START(t, "uprobe_target", NULL);
+	OPEN(fd, off, false, 0, t->pid, -1, false);
+	UT_CMD(t, r, "call ut_lea 123 1 1");
+	EXPECT_EQ(2, ut_okval(r));
+	EXPECT_EQ(123, count(fd));
+}
+
+/* The retprobe bit counts returns, through recursion too. */
+TEST_F(perf, task_event_with_retprobe_bit_counts_returns)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+	int fd;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_depth");
+	UT_START(t, "uprobe_target", NULL);
+	OPEN(fd, off, true, 0, t->pid, -1, false);
+	UT_CMD(t, r, "call ut_depth 3 9");
+	EXPECT_EQ(9, ut_okval(r));
+	EXPECT_EQ(30, count(fd));
+}
+
+/* A per-task event leaves another process running the same code untouched. */
+TEST_F(perf, task_event_leaves_other_processes_unpatched)
+{
+	struct ut_target *a, *b, *late;
+	unsigned char orig;
+	char r[256], want[32];
+	long off;
+	int fd;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_lea");
+	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
+	snprintf(want, sizeof(want), "ok 0x%02x", orig);
+	UT_START(a, "uprobe_target", NULL);
+	UT_START(b, "uprobe_target", NULL);
+	UT_CMD(a, r, "ping");
+	UT_CMD(b, r, "ping");
+	OPEN(fd, off, false, 0, a->pid, -1, false);
+	UT_CMD(a, r, "byte ut_lea");
+	EXPECT_STREQ("ok 0xcc", r) TH_LOG("the traced process");
+	UT_CMD(b, r, "byte ut_lea");
+	EXPECT_STREQ(want, r) TH_LOG("a process running before the event");
+	UT_START(late, "uprobe_target", NULL);
+	UT_CMD(late, r, "byte ut_lea");
+	EXPECT_STREQ(want, r) TH_LOG("a process started after the event");
+}
+
+/* Another process's calls are not counted by a per-task event. */
+TEST_F(perf, task_event_ignores_other_processes_calls)
+{
+	struct ut_target *a, *b;
+	char r[256];
+	long off;
+	int fd;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_lea");
+	UT_START(a, "uprobe_target", NULL);
+	UT_START(b, "uprobe_target", NULL);
+	UT_CMD(a, r, "ping");
+	OPEN(fd, off, false, 0, a->pid, -1, false);
+	UT_CMD(b, r, "call ut_lea 50 1 1");
+	UT_CMD(a, r, "call ut_lea 7 1 1");
+	EXPECT_EQ(7, count(fd));
+}
+
+/* Two per-task events on two processes: each counts its own. */
+TEST_F(perf, two_task_events_count_their_own_task)
+{
+	struct ut_target *a, *b;
+	char r[256];
+	long off;
+	int fa, fb;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_plain");
+	UT_START(a, "uprobe_target", NULL);
+	UT_START(b, "uprobe_target", NULL);
+	UT_CMD(a, r, "ping");
+	UT_CMD(b, r, "ping");
+	OPEN(fa, off, false, 0, a->pid, -1, false);
+	OPEN(fb, off, false, 0, b->pid, -1, false);
+	UT_CMD(a, r, "call ut_plain 11 1 1");
+	UT_CMD(b, r, "call ut_plain 22 1 1");
+	EXPECT_EQ(11, count(fa));
+	EXPECT_EQ(22, count(fb));
+}
+
+/*
+ * A traced process forks a child the (non-inherited) event does not
+ * follow: the child's calls are not counted and the child is not left
+ * with a breakpoint it does not need.
+ */
+TEST_F(perf, fork_child_outside_filter_not_counted_nor_patched)
+{
+	struct ut_target *t;
+	unsigned char orig;
+	char r[256];
+	long off;
+	int fd, child, b;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_lea");
+	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "ping");
+	OPEN(fd, off, false, 0, t->pid, -1, false);
+	UT_CMD(t, r, "call ut_lea 3 1 1");
+	UT_CMD(t, r, "fork ut_lea 5 1 1");
+	ASSERT_EQ(2, sscanf(r, "ok %d 0x%x", &child, &b)) TH_LOG("reply: %s", r);
+	EXPECT_EQ(orig, b) TH_LOG("the child's byte at the probe after its calls");
+	EXPECT_EQ(3, count(fd));
+	UT_CMD(t, r, "call ut_lea 2 1 1");
+	EXPECT_EQ(5, count(fd));
+}
+
+/* With inherit set, a forked child's calls are counted too. */
+TEST_F(perf, inherited_task_event_counts_children)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+	int fd;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_lea");
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "ping");
+	OPEN(fd, off, false, 0, t->pid, -1, true);
+	UT_CMD(t, r, "call ut_lea 3 1 1");
+	UT_CMD(t, r, "fork ut_lea 5 1 1");
+	UT_CMD(t, r, "threads ut_lea 2 10 1 1");
+	EXPECT_EQ(3 + 5 + 20, count(fd));
+}
+
+/* PERF_EVENT_IOC_DISABLE stops counting, ENABLE resumes it. */
+TEST_F(perf, disabled_event_stops_counting)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+	int fd;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_lea");
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "ping");
+	OPEN(fd, off, false, 0, t->pid, -1, false);
+	UT_CMD(t, r, "call ut_lea 4 1 1");
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
+	UT_CMD(t, r, "call ut_lea 4 1 1");
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
+	UT_CMD(t, r, "call ut_lea 4 1 1");
+	EXPECT_EQ(8, count(fd));
+}
+
+/* Closing the last event gives the process its original instruction back. */
+TEST_F(perf, closing_event_restores_original_bytes)
+{
+	struct ut_target *t;
+	unsigned char orig;
+	char r[256], want[32];
+	long off;
+	int fd;
+
+	NEED_PMU();
+	UT_SYM(off, self->target, "ut_lea");
+	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "ping");
+	fd = uprobe_open(&self->pmu, self->target, off, false, 0, t->pid, -1, false);
+	ASSERT_LE(0, fd);
+	UT_CMD(t, r, "byte ut_lea");
+	EXPECT_STREQ("ok 0xcc", r);
+	close(fd);
+	UT_CMD(t, r, "byte ut_lea");
+	snprintf(want, sizeof(want), "ok 0x%02x", orig);
+	EXPECT_STREQ(want, r);
+}
+
+/* Per-CPU events for all tasks: their sum is every call of every process. */
+TEST_F(perf, cpu_wide_events_count_all_processes)
+{
+	struct ut_target *a, *b;
+	char r[256];
+	long off, sum = 0;
+	int fd, cpu, ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int fds[8];
+
+	NEED_PMU();
+	ASSERT_GE(8, ncpu);
+	UT_SYM(off, self->target, "ut_plain");
+	for (cpu = 0; cpu < ncpu; cpu++) {
+		OPEN(fd, off, false, 0, -1, cpu, false);
+		fds[cpu] = fd;
+	}
+	UT_START(a, "uprobe_target", NULL);
+	UT_START(b, "uprobe_target", NULL);
+	UT_CMD(a, r, "call ut_plain 13 1 1");
+	UT_CMD(b, r, "threads ut_plain 2 9 1 1");
+	for (cpu = 0; cpu < ncpu; cpu++)
+		sum += count(fds[cpu]);
+	EXPECT_EQ(13 + 18, sum);
+}
+
+/* The ref_ctr_offset field raises the SDT semaphore while the event is open. */
+TEST_F(perf, ref_ctr_offset_raises_semaphore_while_open)
+{
+	struct ut_target *t;
+	char r[256];
+	long pc, sema;
+	int fd;
+
+	NEED_PMU();
+	if (self->pmu.refctr_shift < 0)
+		SKIP(return, "no " PMU "/format/ref_ctr_offset");
+	ASSERT_EQ(0, ut_sdt(self->target, "ust", "tick", &pc, &sema));
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 0", r);
+	fd = uprobe_open(&self->pmu, self->target, pc, false, sema, t->pid, -1, false);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open with ref_ctr_offset: %s", strerror(-fd));
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 1", r);
+	UT_CMD(t, r, "call ut_sdt 1 6");
+	EXPECT_EQ(6, ut_okval(r));
+	EXPECT_EQ(6, count(fd));
+	close(fd);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 0", r);
+}
+
+/* A perf event on a file that is not a regular file or does not exist fails. */
+TEST_F(perf, open_on_bad_path_fails)
+{
+	static const char *const bad[] = { "/nonexistent/uprobe", "/", "/dev/null" };
+	struct perf_event_attr attr;
+	unsigned int i;
+	int fd;
+
+	NEED_PMU();
+	for (i = 0; i < ARRAY_SIZE(bad); i++) {
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = self->pmu.type;
+		attr.uprobe_path = (unsigned long)bad[i];
+		attr.probe_offset = 0x10;
+		fd = syscall(__NR_perf_event_open, &attr, 0, -1, -1, 0);
+		EXPECT_EQ(-1, fd) TH_LOG("perf_event_open on %s succeeded", bad[i]);
+		if (fd >= 0)
+			close(fd);
+	}
+}
+
+UT_HARNESS_MAIN

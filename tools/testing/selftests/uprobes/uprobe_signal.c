@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The traced program sees no difference where signals and traps are
+ * concerned: signals arriving around probe hits are all delivered, a
+ * fault in a probed instruction is reported where the instruction is, an
+ * int3 of the program's own still raises SIGTRAP, a debugger stepping
+ * over a probed instruction still stops after it, and a process killed
+ * in the middle of probed code leaves nothing behind.
+ */
+#include <sys/ptrace.h>
+#include <sys/user.h>
+
+#include "../kselftest_harness.h"
+#include "uprobe_lib.h"
+
+#define GRP "ust_sig"
+
+FIXTURE(sig) {
+	struct ut_ctx c;
+	char target[PATH_MAX];
+};
+
+FIXTURE_SETUP(sig)
+{
+	ut_ctx_init(&self->c, GRP, _metadata->name);
+	ut_path(self->target, sizeof(self->target), "uprobe_target");
+}
+
+FIXTURE_TEARDOWN(sig)
+{
+	ut_ctx_cleanup(&self->c);
+}
+
+/*
+ * A loop over a probed function with an interval timer firing: the sum
+ * of results, the number of hits and the signals seen all add up.
+ */
+static void sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self,
+		    const char *fn, long n, bool handler_calls)
+{
+	struct ut_target *t;
+	long off, sum, nsig, hcalls;
+	char r[256];
+
+	UT_SYM(off, self->target, fn);
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "sigloop %s %ld 200%s", fn, n, handler_calls ? " handler" : "");
+	ASSERT_EQ(3, sscanf(r, "ok %ld %ld %ld", &sum, &nsig, &hcalls)) TH_LOG("reply: %s", r);
+	EXPECT_LT(0, nsig) TH_LOG("no timer signal arrived during the loop");
+	EXPECT_EQ(handler_calls ? nsig : 0, hcalls);
+	/* ut_lea(i, 1) and ut_push(i) both return i + 1 */
+	EXPECT_EQ(n * (n + 1) / 2, sum) TH_LOG("sum of %s over the loop", fn);
+	EXPECT_EQ(n + hcalls, UT_HITS(0))
+		TH_LOG("%ld calls in the loop, %ld in the handler", n, hcalls);
+}
+
+/* Signals arriving while an out-of-line step is in progress. */
+TEST_F_TIMEOUT(sig, signals_during_stepped_probe_all_delivered, 120)
+{
+	sigloop(_metadata, self, "ut_lea", 20000, false);
+}
+
+/* Signals arriving around an emulated probed instruction. */
+TEST_F_TIMEOUT(sig, signals_during_emulated_probe_all_delivered, 120)
+{
+	sigloop(_metadata, self, "ut_push", 20000, false);
+}
+
+/* The signal handler itself runs the probed function: every call counts. */
+TEST_F_TIMEOUT(sig, handler_calling_probed_function_counted_exactly, 120)
+{
+	sigloop(_metadata, self, "ut_lea", 20000, true);
+}
+
+/*
+ * A probed load that faults: SIGSEGV is delivered with the fault address,
+ * and the context shows the instruction's own address, not a copy's.
+ */
+TEST_F(sig, fault_in_probed_instruction_reported_in_place)
+{
+	struct ut_target *t;
+	long off, res, nsig, rip, addr;
+	char r[256];
+
+	UT_SYM(off, self->target, "ut_load");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "fault 0x18");
+	ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %lx", &res, &nsig, &rip, &addr))
+		TH_LOG("reply: %s", r);
+	EXPECT_EQ(1, nsig) TH_LOG("SIGSEGVs delivered");
+	EXPECT_EQ(0, rip) TH_LOG("the signal's RIP is ut_load+0x%lx", rip);
+	EXPECT_EQ(0x18, addr) TH_LOG("si_addr");
+	EXPECT_EQ(-1, res);
+	EXPECT_EQ(1, UT_HITS(0));
+	UT_CMD(t, r, "call ut_lea 3 4 5");
+	EXPECT_EQ(9, ut_okval(r)) TH_LOG("the program after the fault");
+}
+
+/* The same fault, repeated: one signal and one hit each time. */
+TEST_F(sig, repeated_faults_each_delivered_once)
+{
+	struct ut_target *t;
+	long off, res, nsig, rip, addr;
+	char r[256];
+	int i;
+
+	UT_SYM(off, self->target, "ut_load");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 1; i <= 10; i++) {
+		UT_CMD(t, r, "fault 0x%x", i * 8);
+		ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %lx", &res, &nsig, &rip, &addr));
+		EXPECT_EQ(1, nsig);
+		EXPECT_EQ(0, rip);
+		EXPECT_EQ(i * 8, addr);
+	}
+	EXPECT_EQ(10, UT_HITS(0));
+}
+
+/* The program's own int3, next to a probe, still raises SIGTRAP. */
+TEST_F(sig, int3_not_ours_gives_sigtrap)
+{
+	struct ut_target *t;
+	long off, res, nsig, rip, code;
+	char r[256];
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "int3 3");
+	ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %ld", &res, &nsig, &rip, &code))
+		TH_LOG("reply: %s", r);
+	EXPECT_EQ(1, nsig) TH_LOG("SIGTRAPs delivered");
+	EXPECT_EQ(1, rip) TH_LOG("RIP after the int3 is ut_int3+%ld", rip);
+	EXPECT_EQ(0x80, code) TH_LOG("si_code (SI_KERNEL)");
+	EXPECT_EQ(7, res);
+	EXPECT_EQ(0, UT_HITS(0));
+}
+
+/* A probe right after the program's int3: SIGTRAP first, then the hit. */
+TEST_F(sig, int3_followed_by_probed_instruction)
+{
+	struct ut_target *t;
+	long off, res, nsig, rip, code;
+	char r[256];
+
+	UT_SYM(off, self->target, "ut_int3_after");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "int3 10");
+	ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %ld", &res, &nsig, &rip, &code))
+		TH_LOG("reply: %s", r);
+	EXPECT_EQ(1, nsig);
+	EXPECT_EQ(1, rip);
+	EXPECT_EQ(14, res);
+	EXPECT_EQ(1, UT_HITS(0));
+}
+
+/* SIGSTOP/SIGCONT sent over and over during a probed loop change nothing. */
+TEST_F_TIMEOUT(sig, stop_and_continue_during_probed_loop_count_exact, 120)
+{
+	struct ut_target *t;
+	long off;
+	char r[256];
+	int i;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	ASSERT_EQ(0, ut_target_send(t, "threads ut_lea 2 10000 5 6"));
+	for (i = 0; i < 50; i++) {
+		kill(t->pid, SIGSTOP);
+		usleep(1000);
+		kill(t->pid, SIGCONT);
+		usleep(1000);
+	}
+	ASSERT_EQ(0, ut_target_reply(t, r, sizeof(r)));
+	EXPECT_STREQ("ok 22", r);
+	EXPECT_EQ(20000, UT_HITS(0));
+}
+
+/* A process killed inside a probed loop leaves the probe removable and nothing else. */
+TEST_F(sig, sigkill_during_probed_loop_leaves_nothing)
+{
+	struct ut_target *t, *fresh;
+	unsigned char orig;
+	uint64_t before;
+	char r[256], want[32];
+	long off;
+	int st;
+
+	UT_SYM(off, self->target, "ut_lea");
+	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
+	before = ut_file_hash(self->target);
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	ASSERT_EQ(0, ut_target_send(t, "threads ut_lea 2 100000000 1 1"));
+	usleep(300000);
+	kill(t->pid, SIGKILL);
+	st = ut_target_stop(t);
+	EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) TH_LOG("status 0x%x", st);
+	EXPECT_LT(0, UT_HITS(0));
+	UT_ENABLE(0, false);
+	EXPECT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, 0)));
+	EXPECT_EQ(before, ut_file_hash(self->target));
+	UT_START(fresh, "uprobe_target", NULL);
+	UT_CMD(fresh, r, "byte ut_lea");
+	snprintf(want, sizeof(want), "ok 0x%02x", orig);
+	EXPECT_STREQ(want, r);
+}
+
+/*
+ * A debugger single-stepping onto and over a probed instruction: it stops
+ * right after the instruction, which took effect once, and the probe hit.
+ */
+TEST_F(sig, debugger_single_step_over_probed_instruction)
+{
+	struct user_regs_struct regs;
+	struct ut_target *t;
+	unsigned long addr;
+	long off;
+	char r[256];
+	int st, steps;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "addr ut_lea");
+	addr = strtoul(r + 3, NULL, 0);
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, t->pid, 0, 0)) TH_LOG("PTRACE_SEIZE: %s", strerror(errno));
+	ASSERT_EQ(0, ut_target_send(t, "stepme ut_lea 20 22"));
+	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
+	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP) TH_LOG("status 0x%x", st);
+	/* Step (suppressing the SIGSTOP) until we are at ut_lea. */
+	for (steps = 0; steps < 20000; steps++) {
+		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, t->pid, 0, &regs));
+		if (regs.rip == addr)
+			break;
+		ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, t->pid, 0, 0));
+		ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
+		ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
+			TH_LOG("step %d: status 0x%x", steps, st);
+	}
+	ASSERT_EQ(addr, regs.rip) TH_LOG("never reached ut_lea");
+	EXPECT_EQ(0, UT_HITS(0));
+	ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, t->pid, 0, 0));
+	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
+	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP) TH_LOG("status 0x%x", st);
+	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, t->pid, 0, &regs));
+	EXPECT_EQ(addr + 4, regs.rip) TH_LOG("one step from ut_lea stopped at ut_lea+%ld",
+					     (long)(regs.rip - addr));
+	EXPECT_EQ(42, regs.rax) TH_LOG("rax after the lea");
+	EXPECT_EQ(1, UT_HITS(0));
+	ASSERT_EQ(0, ptrace(PTRACE_DETACH, t->pid, 0, 0));
+	ASSERT_EQ(0, ut_target_reply(t, r, sizeof(r)));
+	EXPECT_STREQ("ok 42", r);
+}
+
+UT_HARNESS_MAIN

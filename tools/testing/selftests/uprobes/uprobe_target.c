@@ -1,0 +1,893 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The program the uprobes selftests probe.
+ *
+ * It reads one command a line on stdin and answers one line on stdout
+ * ("ok ..." or "err ..."), so a test can add and remove probes between
+ * any two steps of a running process.  The probed functions are written
+ * in assembly where the test needs to know the exact instruction under the
+ * probe (one that is emulated, one executed out of line, a RIP-relative
+ * load, a load that faults, an int3 of the program's own); the others are
+ * plain C.  Every function returns a value the test can check, so a probe
+ * that changed what the program computes is caught.
+ *
+ * With "--cmd LINE" it runs that one command at start (used after exec).
+ */
+#define _GNU_SOURCE
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <sys/types.h>
+#include <sys/wait.h>
+#include <ucontext.h>
+#include <unistd.h>
+
+#define _SDT_HAS_SEMAPHORES 1
+#include <sys/sdt.h>
+
+/* The SDT semaphore: the kernel increments it while a probe uses ust:tick. */
+unsigned short ust_tick_semaphore __attribute__((section(".probes"), used));
+
+/* A constant the RIP-relative function adds, and data read with @+OFF. */
+const long ut_rodata = 0x1234;
+volatile unsigned int ut_counter = 0xc0ffee;
+
+/*
+ * Functions with a known first instruction.  Each takes its arguments in
+ * %rdi, %rsi and returns a value that proves the instruction ran right.
+ */
+asm(
+"	.text\n"
+/* lea: executed out of line (not emulated). a + b */
+"	.p2align 4\n"
+"	.globl ut_lea\n"
+"	.type ut_lea, @function\n"
+"ut_lea:\n"
+"	lea (%rdi,%rsi,1), %rax\n"
+"	ret\n"
+"	.size ut_lea, .-ut_lea\n"
+/* nop, then a 4-byte nop: both emulated or skipped. a */
+"	.p2align 4\n"
+"	.globl ut_nop\n"
+"	.type ut_nop, @function\n"
+"ut_nop:\n"
+"	nop\n"
+"	nopl 0(%rax)\n"
+"	mov %rdi, %rax\n"
+"	ret\n"
+"	.size ut_nop, .-ut_nop\n"
+/* push: emulated on x86. a + 1 */
+"	.p2align 4\n"
+"	.globl ut_push\n"
+"	.type ut_push, @function\n"
+"ut_push:\n"
+"	push %rbx\n"
+"	lea 1(%rdi), %rbx\n"
+"	mov %rbx, %rax\n"
+"	pop %rbx\n"
+"	ret\n"
+"	.size ut_push, .-ut_push\n"
+/* RIP-relative load: needs the fix-up when stepped out of line. a + 0x1234 */
+"	.p2align 4\n"
+"	.globl ut_riprel\n"
+"	.type ut_riprel, @function\n"
+"ut_riprel:\n"
+"	mov ut_rodata(%rip), %rax\n"
+"	add %rdi, %rax\n"
+"	ret\n"
+"	.size ut_riprel, .-ut_riprel\n"
+/* call rel32. a + 1 */
+"	.p2align 4\n"
+"	.globl ut_callrel\n"
+"	.type ut_callrel, @function\n"
+"ut_callrel:\n"
+"	call ut_inc\n"
+"	ret\n"
+"	.size ut_callrel, .-ut_callrel\n"
+"	.p2align 4\n"
+"	.globl ut_inc\n"
+"	.type ut_inc, @function\n"
+"ut_inc:\n"
+"	lea 1(%rdi), %rax\n"
+"	ret\n"
+"	.size ut_inc, .-ut_inc\n"
+/* jmp rel8 over a ud2. a + 2 */
+"	.p2align 4\n"
+"	.globl ut_jmp\n"
+"	.type ut_jmp, @function\n"
+"ut_jmp:\n"
+"	jmp 1f\n"
+"	ud2\n"
+"1:	lea 2(%rdi), %rax\n"
+"	ret\n"
+"	.size ut_jmp, .-ut_jmp\n"
+/* test; je (probed at +3). a ? a + 3 : 7 */
+"	.p2align 4\n"
+"	.globl ut_jcc\n"
+"	.type ut_jcc, @function\n"
+"ut_jcc:\n"
+"	test %rdi, %rdi\n"
+"	.globl ut_jcc_je\n"
+"ut_jcc_je:\n"
+"	je 1f\n"
+"	lea 3(%rdi), %rax\n"
+"	ret\n"
+"1:	mov $7, %eax\n"
+"	ret\n"
+"	.size ut_jcc, .-ut_jcc\n"
+/* A load through the first argument: faults when it is a bad pointer. */
+"	.p2align 4\n"
+"	.globl ut_load\n"
+"	.type ut_load, @function\n"
+"ut_load:\n"
+"	mov (%rdi), %rax\n"
+"	.globl ut_load_end\n"
+"ut_load_end:\n"
+"	ret\n"
+"	.size ut_load, .-ut_load\n"
+/* An int3 of the program's own. a + 4 after the SIGTRAP handler returns. */
+"	.p2align 4\n"
+"	.globl ut_int3\n"
+"	.type ut_int3, @function\n"
+"ut_int3:\n"
+"	int3\n"
+"	.globl ut_int3_after\n"
+"ut_int3_after:\n"
+"	lea 4(%rdi), %rax\n"
+"	ret\n"
+"	.size ut_int3, .-ut_int3\n"
+/* syscall stepped out of line: getpid() */
+"	.p2align 4\n"
+"	.globl ut_syscall\n"
+"	.type ut_syscall, @function\n"
+"ut_syscall:\n"
+"	mov $39, %eax\n"
+"	.globl ut_syscall_insn\n"
+"ut_syscall_insn:\n"
+"	syscall\n"
+"	ret\n"
+"	.size ut_syscall, .-ut_syscall\n"
+/* Instructions nobody should be able to probe; never executed. */
+"	.p2align 4\n"
+"	.globl ut_never\n"
+"	.type ut_never, @function\n"
+"ut_never:\n"
+"	.globl ut_never_hlt\n"
+"ut_never_hlt:\n"
+"	hlt\n"
+"	.globl ut_never_int80\n"
+"ut_never_int80:\n"
+"	int $0x80\n"
+"	.globl ut_never_in\n"
+"ut_never_in:\n"
+"	in (%dx), %al\n"
+"	.globl ut_never_int1\n"
+"ut_never_int1:\n"
+"	.byte 0xf1\n"
+"	ret\n"
+"	.size ut_never, .-ut_never\n"
+/* Page-aligned filler so that ut_far sits on a page of its own. */
+"	.p2align 12\n"
+"	.globl ut_far\n"
+"	.type ut_far, @function\n"
+"ut_far:\n"
+"	lea 5(%rdi), %rax\n"
+"	ret\n"
+"	.size ut_far, .-ut_far\n"
+"	.p2align 12\n"
+);
+
+long ut_lea(long a, long b);
+long ut_nop(long a);
+long ut_push(long a);
+long ut_riprel(long a);
+long ut_callrel(long a);
+long ut_jmp(long a);
+long ut_jcc(long a);
+long ut_load(long p);
+long ut_int3(long a);
+long ut_syscall(void);
+long ut_far(long a);
+extern char ut_load_end[], ut_int3_after[];
+
+#define NOINLINE __attribute__((noinline, noclone, used))
+
+/* A function with a string argument: a + b + strlen(s). */
+NOINLINE long ut_args(long a, unsigned int b, const char *s)
+{
+	asm volatile("" ::: "memory");
+	return a + b + (long)strlen(s);
+}
+
+/* Plain recursion: fib(n). */
+NOINLINE long ut_fib(long n)
+{
+	asm volatile("" ::: "memory");
+	return n < 2 ? n : ut_fib(n - 1) + ut_fib(n - 2);
+}
+
+/* Recursion @n deep: returns n (each level adds one). */
+NOINLINE long ut_depth(long n)
+{
+	asm volatile("" ::: "memory");
+	return n <= 0 ? 0 : ut_depth(n - 1) + 1;
+}
+
+/* A plain C function: 3 * a + b. */
+NOINLINE long ut_plain(long a, long b)
+{
+	asm volatile("" ::: "memory");
+	return 3 * a + b;
+}
+
+/* longjmp out of two probed frames. */
+static jmp_buf ut_jb;
+
+NOINLINE long ut_lj_inner(long a)
+{
+	asm volatile("" ::: "memory");
+	if (a >= 0)
+		longjmp(ut_jb, (int)a + 1);
+	return a;
+}
+
+NOINLINE long ut_lj_outer(long a)
+{
+	long r = ut_lj_inner(a);
+
+	asm volatile("" ::: "memory");
+	return r + 100;
+}
+
+/* siglongjmp out of a signal handler that ran inside a probed function. */
+static sigjmp_buf ut_sjb;
+
+static void ut_sigjump_handler(int sig)
+{
+	siglongjmp(ut_sjb, sig);
+}
+
+NOINLINE long ut_raiser(long sig)
+{
+	asm volatile("" ::: "memory");
+	raise((int)sig);
+	return -1;
+}
+
+/* fork inside a probed function: 1000 + a in the parent, 1001 + a in the child. */
+static int forker_child_status;
+
+NOINLINE long ut_forker(long a)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0)
+		return 1001 + a;
+	if (pid > 0) {
+		int st;
+
+		waitpid(pid, &st, 0);
+		forker_child_status = WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+	}
+	return pid > 0 ? 1000 + a : -1;
+}
+
+/* vfork inside a probed function: the child exits at once. */
+NOINLINE long ut_vforker(long a)
+{
+	pid_t pid = vfork();
+
+	if (pid == 0)
+		_exit(7);
+	if (pid > 0) {
+		int st;
+
+		waitpid(pid, &st, 0);
+		return WIFEXITED(st) ? WEXITSTATUS(st) + a : -1;
+	}
+	return -1;
+}
+
+/* Blocks until a line arrives on stdin: a return pending for long. */
+NOINLINE long ut_block(long a)
+{
+	char line[64];
+
+	printf("blocked\n");
+	fflush(stdout);
+	if (!fgets(line, sizeof(line), stdin))
+		return -1;
+	return a + 10;
+}
+
+/* exec from inside a probed function: never returns on success. */
+static char ut_self[PATH_MAX - 64];
+
+NOINLINE long ut_execer(long a)
+{
+	char cmd[64];
+
+	snprintf(cmd, sizeof(cmd), "call ut_plain 1 %ld 0", a);
+	fflush(stdout);
+	execl(ut_self, ut_self, "--cmd", cmd, (char *)NULL);
+	return -1;
+}
+
+/* SDT site: counts how often it saw the semaphore set. */
+NOINLINE long ut_sdt(long n)
+{
+	long seen = 0, i;
+
+	for (i = 0; i < n; i++) {
+		if (*(volatile unsigned short *)&ust_tick_semaphore)
+			seen++;
+		STAP_PROBE1(ust, tick, i);
+	}
+	return seen;
+}
+
+typedef long (*ut_fn)(long, long, long);
+
+struct fn {
+	const char *name;
+	void *fn;
+};
+
+static struct fn fns[] = {
+	{ "ut_lea", ut_lea }, { "ut_nop", ut_nop }, { "ut_push", ut_push },
+	{ "ut_riprel", ut_riprel }, { "ut_callrel", ut_callrel },
+	{ "ut_jmp", ut_jmp }, { "ut_jcc", ut_jcc }, { "ut_load", ut_load },
+	{ "ut_int3", ut_int3 }, { "ut_syscall", ut_syscall },
+	{ "ut_far", ut_far }, { "ut_args", ut_args }, { "ut_fib", ut_fib },
+	{ "ut_depth", ut_depth }, { "ut_plain", ut_plain },
+	{ "ut_lj_outer", ut_lj_outer }, { "ut_raiser", ut_raiser },
+	{ "ut_forker", ut_forker }, { "ut_vforker", ut_vforker },
+	{ "ut_block", ut_block }, { "ut_execer", ut_execer },
+	{ "ut_sdt", ut_sdt },
+	{ NULL, NULL },
+};
+
+/* The shared library and a private alias mapping of one of its pages. */
+static void *lib;
+static char *alias;
+static size_t alias_len;
+static long alias_off;
+
+static void *lookup(const char *name)
+{
+	struct fn *f;
+
+	if (!strcmp(name, "alias"))
+		return alias ? alias + (alias_off & 4095) : NULL;
+	for (f = fns; f->name; f++)
+		if (!strcmp(f->name, name))
+			return f->fn;
+	if (lib)
+		return dlsym(lib, name);
+	return NULL;
+}
+
+static char dir[PATH_MAX - 64];
+
+static void libpath(char *buf, size_t len)
+{
+	snprintf(buf, len, "%s/libuprobe_shlib.so", dir);
+}
+
+/* Threads that call one function N times each. */
+struct job {
+	ut_fn fn;
+	long n, a, b, c, last;
+	pthread_barrier_t *bar;
+};
+
+static void *job_run(void *arg)
+{
+	struct job *j = arg;
+	long i;
+
+	pthread_barrier_wait(j->bar);
+	for (i = 0; i < j->n; i++)
+		j->last = j->fn(j->a, j->b, j->c);
+	return NULL;
+}
+
+/* Signal bookkeeping for the signal commands. */
+static volatile long nsig, handler_calls;
+static ut_fn sig_fn;
+static volatile long sig_rip, sig_addr, sig_code;
+
+static void count_handler(int sig)
+{
+	(void)sig;
+	nsig++;
+	if (sig_fn) {
+		sig_fn(1, 1, 0);
+		handler_calls++;
+	}
+}
+
+/* SIGSEGV/SIGTRAP: record where, then skip to the instruction after. */
+static void where_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	sig_rip = uc->uc_mcontext.gregs[REG_RIP];
+	sig_addr = (long)si->si_addr;
+	sig_code = si->si_code;
+	nsig++;
+	if (sig == SIGSEGV || sig == SIGBUS) {
+		uc->uc_mcontext.gregs[REG_RIP] = (long)ut_load_end;
+		uc->uc_mcontext.gregs[REG_RAX] = -1;
+	}
+}
+
+/* The child forkpause left waiting, and its report pipe. */
+static pid_t paused;
+static int paused_pipe[2];
+
+/* The last "ok" value printed, for --once's exit status. */
+static long last_result;
+
+static long parse(const char *s)
+{
+	return s ? strtol(s, NULL, 0) : 0;
+}
+
+/* One command; writes one reply line. */
+static void run(char *line)
+{
+	char *argv[12] = { NULL };
+	int argc = 0;
+	char *save = NULL, *tok;
+	ut_fn fn;
+
+	for (tok = strtok_r(line, " \t\n", &save); tok && argc < 11;
+	     tok = strtok_r(NULL, " \t\n", &save))
+		argv[argc++] = tok;
+	if (!argc) {
+		printf("err empty\n");
+		return;
+	}
+
+	if (!strcmp(argv[0], "ping")) {
+		printf("ok %d\n", getpid());
+	} else if (!strcmp(argv[0], "call") && argc >= 3) {
+		/* call FN N [A B C]: call N times, reply the last result */
+		long i, n = parse(argv[2]), r = 0;
+
+		fn = lookup(argv[1]);
+		if (!fn) {
+			printf("err no function %s\n", argv[1]);
+			return;
+		}
+		for (i = 0; i < n; i++)
+			r = fn(parse(argv[3]), parse(argv[4]), parse(argv[5]));
+		last_result = r;
+		printf("ok %ld\n", r);
+	} else if (!strcmp(argv[0], "callstr") && argc >= 5) {
+		/* callstr N A B STRING: ut_args(A, B, STRING) */
+		long i, n = parse(argv[1]), r = 0;
+
+		for (i = 0; i < n; i++)
+			r = ut_args(parse(argv[2]), parse(argv[3]), argv[4]);
+		printf("ok %ld\n", r);
+	} else if (!strcmp(argv[0], "threads") && argc >= 4) {
+		/* threads FN T N [A B]: T threads call FN N times each */
+		long t, nt = parse(argv[2]);
+		pthread_t th[64];
+		struct job jobs[64];
+		pthread_barrier_t bar;
+		long sum = 0;
+
+		fn = lookup(argv[1]);
+		if (!fn || nt < 1 || nt > 64) {
+			printf("err bad threads\n");
+			return;
+		}
+		pthread_barrier_init(&bar, NULL, nt);
+		for (t = 0; t < nt; t++) {
+			jobs[t] = (struct job){ fn, parse(argv[3]), parse(argv[4]),
+					       parse(argv[5]), 0, 0, &bar };
+			pthread_create(&th[t], NULL, job_run, &jobs[t]);
+		}
+		for (t = 0; t < nt; t++) {
+			pthread_join(th[t], NULL);
+			sum += jobs[t].last;
+		}
+		pthread_barrier_destroy(&bar);
+		printf("ok %ld\n", sum);
+	} else if (!strcmp(argv[0], "byte") && argc >= 2) {
+		/* byte FN [OFF]: the byte this process sees at FN+OFF */
+		unsigned char *p = lookup(argv[1]);
+
+		if (!p) {
+			printf("err no function %s\n", argv[1]);
+			return;
+		}
+		printf("ok 0x%02x\n", p[parse(argv[2])]);
+	} else if (!strcmp(argv[0], "addr") && argc >= 2) {
+		printf("ok 0x%lx\n", (unsigned long)lookup(argv[1]));
+	} else if (!strcmp(argv[0], "fork") && argc >= 3) {
+		/*
+		 * fork FN N [A B]: the child calls FN N times and exits with
+		 * the byte it sees at FN's first instruction afterwards (or
+		 * 0xff if a call returned a wrong value vs its parent's).
+		 */
+		long n = parse(argv[2]);
+		unsigned char *p;
+		pid_t pid;
+		int st;
+
+		fn = lookup(argv[1]);
+		p = (unsigned char *)fn;
+		if (!fn) {
+			printf("err no function\n");
+			return;
+		}
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			long i;
+
+			for (i = 0; i < n; i++)
+				fn(parse(argv[3]), parse(argv[4]), 0);
+			_exit(p[0]);
+		}
+		waitpid(pid, &st, 0);
+		printf("ok %d 0x%02x\n", pid, WIFEXITED(st) ? WEXITSTATUS(st) : 0x100 + WTERMSIG(st));
+	} else if (!strcmp(argv[0], "forker") && argc >= 2) {
+		/* forker A: ut_forker(A) forks; the child exits with its result - 1000 */
+		long a = parse(argv[1]), r = ut_forker(a);
+
+		if (r == 1001 + a)
+			_exit(1 + a);
+		printf("ok %ld %d\n", r, forker_child_status);
+	} else if (!strcmp(argv[0], "forkpause") && argc >= 2) {
+		/*
+		 * forkpause FN: fork a child that waits for "release", then
+		 * reports the byte it sees at FN and FN(1, 2)'s result.
+		 */
+		sigset_t set;
+
+		fn = lookup(argv[1]);
+		if (!fn || pipe(paused_pipe)) {
+			printf("err forkpause\n");
+			return;
+		}
+		sigemptyset(&set);
+		sigaddset(&set, SIGUSR1);
+		sigprocmask(SIG_BLOCK, &set, NULL);
+		fflush(stdout);
+		paused = fork();
+		if (paused == 0) {
+			unsigned char b;
+			int sig;
+			long v;
+
+			close(paused_pipe[0]);
+			sigwait(&set, &sig);
+			b = *(unsigned char *)fn;
+			v = fn(1, 2, 0);
+			dprintf(paused_pipe[1], "0x%02x %ld\n", b, v);
+			_exit(0);
+		}
+		sigprocmask(SIG_UNBLOCK, &set, NULL);
+		close(paused_pipe[1]);
+		printf("ok %d\n", paused);
+	} else if (!strcmp(argv[0], "release")) {
+		char buf[128] = "";
+		ssize_t n;
+
+		if (paused <= 0) {
+			printf("err nothing paused\n");
+			return;
+		}
+		kill(paused, SIGUSR1);
+		n = read(paused_pipe[0], buf, sizeof(buf) - 1);
+		buf[n > 0 ? n : 0] = '\0';
+		if (n > 0 && buf[n - 1] == '\n')
+			buf[n - 1] = '\0';
+		waitpid(paused, NULL, 0);
+		close(paused_pipe[0]);
+		paused = 0;
+		printf("ok %s\n", buf);
+	} else if (!strcmp(argv[0], "spawnloop") && argc >= 4) {
+		/*
+		 * spawnloop N WANT CMD...: N times, fork+exec a fresh image
+		 * running CMD; reply how many did not exit with status WANT.
+		 */
+		long i, n = parse(argv[1]), want = parse(argv[2]), bad = 0;
+		char cmd[256] = "";
+		int j;
+
+		for (j = 3; j < argc; j++) {
+			strcat(cmd, argv[j]);
+			strcat(cmd, " ");
+		}
+		fflush(stdout);
+		for (i = 0; i < n; i++) {
+			pid_t pid = fork();
+			int st;
+
+			if (pid == 0) {
+				int fd = open("/dev/null", O_RDWR);
+
+				dup2(fd, 0);
+				dup2(fd, 1);
+				execl(ut_self, ut_self, "--once", cmd, (char *)NULL);
+				_exit(127);
+			}
+			waitpid(pid, &st, 0);
+			if (!WIFEXITED(st) || WEXITSTATUS(st) != want)
+				bad++;
+		}
+		printf("ok %ld\n", bad);
+	} else if (!strcmp(argv[0], "vfork") && argc >= 3) {
+		/* vfork FN N: the child calls FN N times and _exits */
+		long n = parse(argv[2]);
+		pid_t pid;
+		int st;
+
+		fn = lookup(argv[1]);
+		if (!fn) {
+			printf("err no function\n");
+			return;
+		}
+		fflush(stdout);
+		pid = vfork();
+		if (pid == 0) {
+			long i, r = 0;
+
+			for (i = 0; i < n; i++)
+				r = fn(parse(argv[3]), parse(argv[4]), 0);
+			_exit(r & 0xff);
+		}
+		waitpid(pid, &st, 0);
+		printf("ok %d %d\n", pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	} else if (!strcmp(argv[0], "spawn") && argc >= 2) {
+		/* spawn CMD...: fork+exec ourselves to run one command */
+		char cmd[256] = "";
+		pid_t pid;
+		int i, st;
+
+		for (i = 1; i < argc; i++) {
+			strcat(cmd, argv[i]);
+			strcat(cmd, " ");
+		}
+		fflush(stdout);
+		pid = fork();
+		if (pid == 0) {
+			int fd = open("/dev/null", O_RDWR);
+
+			dup2(fd, 0);
+			dup2(fd, 1);
+			execl(ut_self, ut_self, "--once", cmd, (char *)NULL);
+			_exit(127);
+		}
+		waitpid(pid, &st, 0);
+		printf("ok %d %d\n", pid, WIFEXITED(st) ? WEXITSTATUS(st) : -1);
+	} else if (!strcmp(argv[0], "exec") && argc >= 2) {
+		/* exec CMD...: replace ourselves with a fresh image running CMD */
+		char cmd[256] = "";
+		int i;
+
+		for (i = 1; i < argc; i++) {
+			strcat(cmd, argv[i]);
+			strcat(cmd, " ");
+		}
+		fflush(stdout);
+		execl(ut_self, ut_self, "--cmd", cmd, (char *)NULL);
+		printf("err exec %s\n", strerror(errno));
+	} else if (!strcmp(argv[0], "dlopen")) {
+		char p[PATH_MAX];
+
+		libpath(p, sizeof(p));
+		lib = dlopen(p, RTLD_NOW);
+		printf(lib ? "ok\n" : "err %s\n", dlerror());
+	} else if (!strcmp(argv[0], "dlclose")) {
+		printf(lib && !dlclose(lib) ? "ok\n" : "err\n");
+		lib = NULL;
+	} else if (!strcmp(argv[0], "alias") && argc >= 3) {
+		/* alias OFF NPAGES [shared]: map the library's page(s) at OFF r-x */
+		char p[PATH_MAX];
+		int fd;
+
+		libpath(p, sizeof(p));
+		alias_off = parse(argv[1]);
+		alias_len = parse(argv[2]) * 4096;
+		fd = open(p, O_RDONLY);
+		alias = mmap(NULL, alias_len, PROT_READ | PROT_EXEC,
+			     argc >= 4 && !strcmp(argv[3], "shared") ?
+			     MAP_SHARED : MAP_PRIVATE, fd, alias_off & ~4095L);
+		close(fd);
+		if (alias == MAP_FAILED) {
+			alias = NULL;
+			printf("err mmap %s\n", strerror(errno));
+			return;
+		}
+		printf("ok %p\n", alias);
+	} else if (!strcmp(argv[0], "unalias")) {
+		/* unalias [tail]: unmap the alias, or only its pages after the first */
+		int r;
+
+		if (argc >= 2 && !strcmp(argv[1], "tail")) {
+			r = munmap(alias + 4096, alias_len - 4096);
+			alias_len = 4096;
+		} else {
+			r = munmap(alias, alias_len);
+			alias = NULL;
+		}
+		printf(r ? "err %s\n" : "ok\n", strerror(errno));
+	} else if (!strcmp(argv[0], "mremap")) {
+		/* mremap: move the alias to a fresh address */
+		void *dst = mmap(NULL, alias_len + 65536, PROT_NONE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		void *n;
+
+		dst = (char *)dst + 65536;
+		n = mremap(alias, alias_len, alias_len,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, dst);
+		if (n == MAP_FAILED) {
+			printf("err mremap %s\n", strerror(errno));
+			return;
+		}
+		printf("ok %p %p\n", alias, n);
+		alias = n;
+	} else if (!strcmp(argv[0], "mprotect") && argc >= 2) {
+		/* mprotect rw|rx|r: change the alias's protection */
+		int prot = !strcmp(argv[1], "rw") ? PROT_READ | PROT_WRITE :
+			   !strcmp(argv[1], "rx") ? PROT_READ | PROT_EXEC : PROT_READ;
+
+		printf(mprotect(alias, alias_len, prot) ? "err %s\n" : "ok\n",
+		       strerror(errno));
+	} else if (!strcmp(argv[0], "sema")) {
+		printf("ok %u\n", *(volatile unsigned short *)&ust_tick_semaphore);
+	} else if (!strcmp(argv[0], "sigloop") && argc >= 4) {
+		/*
+		 * sigloop FN N USEC [handler]: call FN(i, 1) N times while an
+		 * interval timer sends SIGALRM every USEC us; with "handler"
+		 * the handler calls FN too.  Replies the sum of results, the
+		 * signals seen and the handler's calls.
+		 */
+		long i, n = parse(argv[2]), sum = 0;
+		struct itimerval it = { { 0, parse(argv[3]) }, { 0, parse(argv[3]) } };
+		struct itimerval off = { 0 };
+		struct sigaction sa = { .sa_handler = count_handler };
+
+		fn = lookup(argv[1]);
+		if (!fn) {
+			printf("err no function\n");
+			return;
+		}
+		sig_fn = argc >= 5 ? fn : NULL;
+		nsig = handler_calls = 0;
+		sigaction(SIGALRM, &sa, NULL);
+		setitimer(ITIMER_REAL, &it, NULL);
+		for (i = 0; i < n; i++)
+			sum += fn(i, 1, 0);
+		setitimer(ITIMER_REAL, &off, NULL);
+		signal(SIGALRM, SIG_IGN);
+		printf("ok %ld %ld %ld\n", sum, nsig, handler_calls);
+	} else if (!strcmp(argv[0], "fault") && argc >= 2) {
+		/* fault ADDR: ut_load(ADDR) under a SIGSEGV handler */
+		struct sigaction sa = { .sa_sigaction = where_handler,
+					.sa_flags = SA_SIGINFO };
+		long r;
+
+		sigaction(SIGSEGV, &sa, NULL);
+		sigaction(SIGBUS, &sa, NULL);
+		nsig = 0;
+		sig_rip = sig_addr = 0;
+		r = ut_load(parse(argv[1]));
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		printf("ok %ld %ld 0x%lx 0x%lx\n", r, nsig,
+		       sig_rip - (long)ut_load, sig_addr);
+	} else if (!strcmp(argv[0], "int3") && argc >= 2) {
+		/* int3 A: ut_int3(A) under a SIGTRAP handler */
+		struct sigaction sa = { .sa_sigaction = where_handler,
+					.sa_flags = SA_SIGINFO };
+		long r;
+
+		sigaction(SIGTRAP, &sa, NULL);
+		nsig = 0;
+		sig_rip = 0;
+		r = ut_int3(parse(argv[1]));
+		signal(SIGTRAP, SIG_DFL);
+		printf("ok %ld %ld 0x%lx %ld\n", r, nsig, sig_rip - (long)ut_int3,
+		       sig_code);
+	} else if (!strcmp(argv[0], "longjmp") && argc >= 2) {
+		/* longjmp A: ut_lj_outer(A) longjmps back here from ut_lj_inner */
+		int v = setjmp(ut_jb);
+
+		if (v == 0) {
+			long r = ut_lj_outer(parse(argv[1]));
+
+			printf("ok returned %ld\n", r);
+			return;
+		}
+		printf("ok jumped %d\n", v);
+	} else if (!strcmp(argv[0], "siglongjmp") && argc >= 2) {
+		/* siglongjmp SIG: ut_raiser(SIG) whose handler siglongjmps here */
+		int v;
+
+		signal((int)parse(argv[1]), ut_sigjump_handler);
+		v = sigsetjmp(ut_sjb, 1);
+		if (v == 0) {
+			long r = ut_raiser(parse(argv[1]));
+
+			printf("ok returned %ld\n", r);
+			return;
+		}
+		signal(v, SIG_DFL);
+		printf("ok jumped %d\n", v);
+	} else if (!strcmp(argv[0], "stepme") && argc >= 4) {
+		/* stepme FN A B: stop ourselves (for a tracer), then FN(A, B) */
+		long r;
+
+		fn = lookup(argv[1]);
+		if (!fn) {
+			printf("err no function\n");
+			return;
+		}
+		raise(SIGSTOP);
+		r = fn(parse(argv[2]), parse(argv[3]), 0);
+		printf("ok %ld\n", r);
+	} else if (!strcmp(argv[0], "exit")) {
+		printf("ok\n");
+		fflush(stdout);
+		exit(argc >= 2 ? (int)parse(argv[1]) : 0);
+	} else {
+		printf("err unknown command %s\n", argv[0]);
+	}
+}
+
+int main(int argc, char **argv)
+{
+	char line[512];
+	ssize_t n;
+	char *slash;
+
+	n = readlink("/proc/self/exe", ut_self, sizeof(ut_self) - 1);
+	if (n > 0)
+		ut_self[n] = '\0';
+	snprintf(dir, sizeof(dir), "%s", ut_self);
+	slash = strrchr(dir, '/');
+	if (slash)
+		*slash = '\0';
+	setvbuf(stdout, NULL, _IOLBF, 0);
+
+	/* --once CMD: run one command, exit with its result's low byte */
+	if (argc >= 3 && !strcmp(argv[1], "--once")) {
+		snprintf(line, sizeof(line), "%s", argv[2]);
+		last_result = -1;
+		run(line);
+		fflush(stdout);
+		return last_result & 0xff;
+	}
+	/* --cmd CMD: run one command, then go on reading stdin */
+	if (argc >= 3 && !strcmp(argv[1], "--cmd")) {
+		snprintf(line, sizeof(line), "%s", argv[2]);
+		run(line);
+		fflush(stdout);
+	}
+	while (fgets(line, sizeof(line), stdin)) {
+		run(line);
+		fflush(stdout);
+	}
+	return 0;
+}
