@@ -564,4 +564,59 @@ TEST_F(basic, deleted_event_disappears)
 	free(list);
 }
 
+/* Several probes under one event name: the event counts the hits of each. */
+TEST_F(basic, one_event_with_two_probes_counts_both)
+{
+	struct ut_target *t;
+	char r[256], def[PATH_MAX + 128];
+	long off1, off2;
+
+	UT_SYM(off1, self->target, "ut_lea");
+	UT_SYM(off2, self->target, "ut_plain");
+	UT_PROBE(0, 'p', self->target, off1, NULL, "a=%di:s64");
+	snprintf(def, sizeof(def), "p:%s/%s %s:0x%lx a=%%di:s64", GRP,
+		 ut_ev(&self->c, 0), self->target, off2);
+	ASSERT_EQ(0, ut_probe_add(def)) TH_LOG("a second probe under the same event");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_lea 3 1 1");
+	UT_CMD(t, r, "call ut_plain 4 1 1");
+	EXPECT_EQ(7, UT_LINES(0, t->pid));
+}
+
+/* uprobe_events shows a definition with its offset in full hex and its args. */
+TEST_F(basic, definition_listed_in_canonical_form)
+{
+	char *list, want[PATH_MAX + 128];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64 s=+0(%si):string");
+	UT_PROBE(1, 'r', self->target, off, NULL, "v=$retval:u32");
+	list = ut_read("uprobe_events");
+	ASSERT_NE(NULL, list);
+	snprintf(want, sizeof(want), "p:%s/%s %s:0x%016lx a=%%di:s64 s=+0(%%si):string\n",
+		 GRP, ut_ev(&self->c, 0), self->target, off);
+	EXPECT_NE(NULL, strstr(list, want)) TH_LOG("'%s' not in uprobe_events:\n%s", want, list);
+	snprintf(want, sizeof(want), "r:%s/%s %s:0x%016lx v=$retval:u32\n",
+		 GRP, ut_ev(&self->c, 1), self->target, off);
+	EXPECT_NE(NULL, strstr(list, want)) TH_LOG("'%s' not in uprobe_events:\n%s", want, list);
+	free(list);
+}
+
+/* Without a name, an event is named after the file and offset, in "uprobes". */
+TEST_F(basic, unnamed_event_gets_automatic_name)
+{
+	char def[PATH_MAX + 64], name[64];
+	long off;
+
+	UT_SYM(off, self->target, "ut_nop");
+	snprintf(name, sizeof(name), "p_uprobe_0x%lx", off);
+	ut_probe_del("uprobes", name);
+	snprintf(def, sizeof(def), "p %s:0x%lx", self->target, off);
+	ASSERT_EQ(0, ut_probe_add(def));
+	EXPECT_TRUE(ut_event_exists("uprobes", name)) TH_LOG("no event uprobes/%s", name);
+	EXPECT_EQ(0, ut_probe_del("uprobes", name));
+}
+
 UT_HARNESS_MAIN

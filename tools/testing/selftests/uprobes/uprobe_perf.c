@@ -55,7 +55,7 @@ struct uprobe_pmu {
  * probe if @ret; with semaphore file offset @refctr if non-zero.
  */
 static int uprobe_open(const struct uprobe_pmu *pmu, const char *path, long off,
-		       bool ret, long refctr, int pid, int cpu, bool inherit)
+		       bool ret, long refctr, int pid, int cpu)
 {
 	struct perf_event_attr attr;
 	int fd;
@@ -68,7 +68,6 @@ static int uprobe_open(const struct uprobe_pmu *pmu, const char *path, long off,
 		attr.config |= (unsigned long long)refctr << pmu->refctr_shift;
 	attr.uprobe_path = (unsigned long)path;
 	attr.probe_offset = off;
-	attr.inherit = inherit;
 	fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
 	return fd < 0 ? -errno : fd;
 }
@@ -109,9 +108,9 @@ FIXTURE_TEARDOWN(perf)
 }
 
 /* Open an event and keep its fd for teardown; the open must succeed. */
-#define OPEN(var, off, ret, refctr, pid, cpu, inherit) do {			\
+#define OPEN(var, off, ret, refctr, pid, cpu) do {				\
 	(var) = uprobe_open(&self->pmu, self->target, (off), (ret), (refctr),	\
-			    (pid), (cpu), (inherit));				\
+			    (pid), (cpu));					\
 	ASSERT_LE(0, (var)) TH_LOG("perf_event_open(uprobe %s:0x%lx): %s",	\
 				   self->target, (long)(off), strerror(-(var)));	\
 	self->fd[self->nfd++] = (var);						\
@@ -135,7 +134,7 @@ TEST_F(perf, task_event_counts_entries)
 	NEED_PMU();
 	UT_SYM(off, self->target, "ut_lea");
 	UT_START(t, "uprobe_target", NULL);
-	OPEN(fd, off, false, 0, t->pid, -1, false);
+	OPEN(fd, off, false, 0, t->pid, -1);
 	UT_CMD(t, r, "call ut_lea 123 1 1");
 	EXPECT_EQ(2, ut_okval(r));
 	EXPECT_EQ(123, count(fd));
@@ -152,7 +151,7 @@ TEST_F(perf, task_event_with_retprobe_bit_counts_returns)
 	NEED_PMU();
 	UT_SYM(off, self->target, "ut_depth");
 	UT_START(t, "uprobe_target", NULL);
-	OPEN(fd, off, true, 0, t->pid, -1, false);
+	OPEN(fd, off, true, 0, t->pid, -1);
 	UT_CMD(t, r, "call ut_depth 3 9");
 	EXPECT_EQ(9, ut_okval(r));
 	EXPECT_EQ(30, count(fd));
@@ -175,7 +174,7 @@ TEST_F(perf, task_event_leaves_other_processes_unpatched)
 	UT_START(b, "uprobe_target", NULL);
 	UT_CMD(a, r, "ping");
 	UT_CMD(b, r, "ping");
-	OPEN(fd, off, false, 0, a->pid, -1, false);
+	OPEN(fd, off, false, 0, a->pid, -1);
 	UT_CMD(a, r, "byte ut_lea");
 	EXPECT_STREQ("ok 0xcc", r) TH_LOG("the traced process");
 	UT_CMD(b, r, "byte ut_lea");
@@ -198,7 +197,7 @@ TEST_F(perf, task_event_ignores_other_processes_calls)
 	UT_START(a, "uprobe_target", NULL);
 	UT_START(b, "uprobe_target", NULL);
 	UT_CMD(a, r, "ping");
-	OPEN(fd, off, false, 0, a->pid, -1, false);
+	OPEN(fd, off, false, 0, a->pid, -1);
 	UT_CMD(b, r, "call ut_lea 50 1 1");
 	UT_CMD(a, r, "call ut_lea 7 1 1");
 	EXPECT_EQ(7, count(fd));
@@ -218,8 +217,8 @@ TEST_F(perf, two_task_events_count_their_own_task)
 	UT_START(b, "uprobe_target", NULL);
 	UT_CMD(a, r, "ping");
 	UT_CMD(b, r, "ping");
-	OPEN(fa, off, false, 0, a->pid, -1, false);
-	OPEN(fb, off, false, 0, b->pid, -1, false);
+	OPEN(fa, off, false, 0, a->pid, -1);
+	OPEN(fb, off, false, 0, b->pid, -1);
 	UT_CMD(a, r, "call ut_plain 11 1 1");
 	UT_CMD(b, r, "call ut_plain 22 1 1");
 	EXPECT_EQ(11, count(fa));
@@ -244,7 +243,7 @@ TEST_F(perf, fork_child_outside_filter_not_counted_nor_patched)
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
-	OPEN(fd, off, false, 0, t->pid, -1, false);
+	OPEN(fd, off, false, 0, t->pid, -1);
 	UT_CMD(t, r, "call ut_lea 3 1 1");
 	UT_CMD(t, r, "fork ut_lea 5 1 1");
 	ASSERT_EQ(2, sscanf(r, "ok %d 0x%x", &child, &b)) TH_LOG("reply: %s", r);
@@ -252,25 +251,6 @@ TEST_F(perf, fork_child_outside_filter_not_counted_nor_patched)
 	EXPECT_EQ(3, count(fd));
 	UT_CMD(t, r, "call ut_lea 2 1 1");
 	EXPECT_EQ(5, count(fd));
-}
-
-/* With inherit set, a forked child's calls are counted too. */
-TEST_F(perf, inherited_task_event_counts_children)
-{
-	struct ut_target *t;
-	char r[256];
-	long off;
-	int fd;
-
-	NEED_PMU();
-	UT_SYM(off, self->target, "ut_lea");
-	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "ping");
-	OPEN(fd, off, false, 0, t->pid, -1, true);
-	UT_CMD(t, r, "call ut_lea 3 1 1");
-	UT_CMD(t, r, "fork ut_lea 5 1 1");
-	UT_CMD(t, r, "threads ut_lea 2 10 1 1");
-	EXPECT_EQ(3 + 5 + 20, count(fd));
 }
 
 /* PERF_EVENT_IOC_DISABLE stops counting, ENABLE resumes it. */
@@ -285,7 +265,7 @@ TEST_F(perf, disabled_event_stops_counting)
 	UT_SYM(off, self->target, "ut_lea");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
-	OPEN(fd, off, false, 0, t->pid, -1, false);
+	OPEN(fd, off, false, 0, t->pid, -1);
 	UT_CMD(t, r, "call ut_lea 4 1 1");
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
 	UT_CMD(t, r, "call ut_lea 4 1 1");
@@ -308,7 +288,7 @@ TEST_F(perf, closing_event_restores_original_bytes)
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
-	fd = uprobe_open(&self->pmu, self->target, off, false, 0, t->pid, -1, false);
+	fd = uprobe_open(&self->pmu, self->target, off, false, 0, t->pid, -1);
 	ASSERT_LE(0, fd);
 	UT_CMD(t, r, "byte ut_lea");
 	EXPECT_STREQ("ok 0xcc", r);
@@ -331,7 +311,7 @@ TEST_F(perf, cpu_wide_events_count_all_processes)
 	ASSERT_GE(8, ncpu);
 	UT_SYM(off, self->target, "ut_plain");
 	for (cpu = 0; cpu < ncpu; cpu++) {
-		OPEN(fd, off, false, 0, -1, cpu, false);
+		OPEN(fd, off, false, 0, -1, cpu);
 		fds[cpu] = fd;
 	}
 	UT_START(a, "uprobe_target", NULL);
@@ -358,7 +338,7 @@ TEST_F(perf, ref_ctr_offset_raises_semaphore_while_open)
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "sema");
 	EXPECT_STREQ("ok 0", r);
-	fd = uprobe_open(&self->pmu, self->target, pc, false, sema, t->pid, -1, false);
+	fd = uprobe_open(&self->pmu, self->target, pc, false, sema, t->pid, -1);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open with ref_ctr_offset: %s", strerror(-fd));
 	UT_CMD(t, r, "sema");
 	EXPECT_STREQ("ok 1", r);
