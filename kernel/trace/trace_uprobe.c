@@ -1,0 +1,1450 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uprobe-based trace events: probe points in user programs, defined
+ * through tracefs (uprobe_events, dynamic_events) and recorded into the
+ * trace buffers of the tracefs instances that enable them.
+ *
+ * The perf and BPF side of the same events lives in trace_uprobe_perf.c;
+ * the definition syntax, argument parsing and event plumbing are the
+ * shared probe-event code of trace_probe.c and trace_dynevent.c.
+ *
+ * Who may enable an event, and what that installs
+ * ------------------------------------------------
+ * An event is enabled by any mix of tracefs instances (TP_FLAG_TRACE, set
+ * while at least one instance's file is linked), and perf events or BPF
+ * programs (TP_FLAG_PROFILE, set while perf has the event registered).
+ * The first of them registers each probe point's uprobe_consumer with the
+ * uprobes core, the last one unregisters it.  Which processes get a
+ * breakpoint is the consumer's filter: all of them while a tracefs
+ * instance traces the event, otherwise only those the perf events select
+ * (trace_uprobe_perf_wants()).  Whenever that set grows or shrinks while
+ * the consumers stay registered, uprobe_apply() brings the breakpoints in
+ * line with it.
+ *
+ * Locking
+ * -------
+ * event_mutex serialises definitions, enabling, disabling and perf
+ * open/close; it is held around every call into the uprobes core that
+ * registers, applies or unregisters a consumer.  dyn_event_ops_mutex
+ * additionally covers parsing, for the error log.  The hit path takes
+ * neither: it runs in the probed task, may sleep while it reads user
+ * memory, reads the event flags with acquire semantics and walks the
+ * tracefs links under RCU.  uprobe_unregister() does not return while a
+ * handler of that consumer runs, which is what lets a probe be freed right
+ * after it.
+ */
+#define pr_fmt(fmt)	"trace_uprobe: " fmt
+
+#include <linux/ctype.h>
+#include <linux/namei.h>
+#include <linux/rculist.h>
+#include <linux/security.h>
+#include <linux/string.h>
+#include <linux/uaccess.h>
+#include <linux/uprobes.h>
+
+#include "trace_uprobe.h"
+#include "trace_probe_tmpl.h"
+
+/*
+ * The largest record a hit produces.  Strings are cut to fit, so that a
+ * record always fits one ring-buffer page, with room to spare for the
+ * page's and the event's own headers.
+ */
+#define UPROBE_RECORD_MAX	(PAGE_SIZE - 128)
+
+/* Records up to this size are built on the stack, bigger ones in a kmalloc. */
+#define UPROBE_RECORD_ONSTACK	128
+
+static int trace_uprobe_create(const char *raw_command);
+static int trace_uprobe_show(struct seq_file *m, struct dyn_event *ev);
+static int trace_uprobe_release(struct dyn_event *ev);
+static bool trace_uprobe_is_busy(struct dyn_event *ev);
+static bool trace_uprobe_match(const char *system, const char *event,
+			       int argc, const char **argv,
+			       struct dyn_event *ev);
+
+static struct dyn_event_operations trace_uprobe_ops = {
+	.create = trace_uprobe_create,
+	.show = trace_uprobe_show,
+	.is_busy = trace_uprobe_is_busy,
+	.free = trace_uprobe_release,
+	.match = trace_uprobe_match,
+};
+
+static bool is_trace_uprobe(struct dyn_event *ev)
+{
+	return ev->ops == &trace_uprobe_ops;
+}
+
+static struct trace_uprobe *to_trace_uprobe(struct dyn_event *ev)
+{
+	return container_of(ev, struct trace_uprobe, devent);
+}
+
+#define for_each_trace_uprobe(pos, dpos)	\
+	for_each_dyn_event(dpos)		\
+		if (is_trace_uprobe(dpos) && (pos = to_trace_uprobe(dpos)))
+
+/* The probe points of the event @tp belongs to, @tp included. */
+#define for_each_sibling(pos, probe)	\
+	list_for_each_entry(pos, trace_probe_probe_list(probe), tp.list)
+
+static int uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs);
+static int uretprobe_dispatcher(struct uprobe_consumer *uc,
+				unsigned long func, struct pt_regs *regs);
+static bool uprobe_consumer_filter(struct uprobe_consumer *uc,
+				   enum uprobe_filter_ctx ctx,
+				   struct mm_struct *mm);
+
+/**
+ * trace_uprobe_alloc - allocate a probe point and its own event
+ * @group: the event's group (system)
+ * @event: the event's name
+ * @nargs: how many fetch arguments the definition has
+ * @is_return: whether this is a return probe
+ *
+ * The probe has no file yet (see trace_uprobe_lookup_file()), is not on
+ * any list and not registered with the uprobes core.
+ *
+ * Return: the probe, or an ERR_PTR().
+ */
+struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
+					int nargs, bool is_return)
+{
+	struct trace_uprobe *tu;
+	int ret;
+
+	tu = kzalloc(struct_size(tu, tp.args, nargs), GFP_KERNEL);
+	if (!tu)
+		return ERR_PTR(-ENOMEM);
+
+	tu->nhit = alloc_percpu(unsigned long);
+	if (!tu->nhit) {
+		kfree(tu);
+		return ERR_PTR(-ENOMEM);
+	}
+
+	ret = trace_probe_init(&tu->tp, event, group, true);
+	if (ret < 0) {
+		free_percpu(tu->nhit);
+		kfree(tu);
+		return ERR_PTR(ret);
+	}
+	trace_uprobe_filter_init(trace_uprobe_filter(tu));
+
+	tu->is_return = is_return;
+	tu->consumer.handler = uprobe_dispatcher;
+	if (is_return)
+		tu->consumer.ret_handler = uretprobe_dispatcher;
+	tu->consumer.filter = uprobe_consumer_filter;
+	dyn_event_init(&tu->devent, &trace_uprobe_ops);
+
+	return tu;
+}
+
+/**
+ * trace_uprobe_free - free a probe point that is on no list
+ * @tu: the probe, or NULL
+ *
+ * The probe must not be registered with the uprobes core.
+ */
+void trace_uprobe_free(struct trace_uprobe *tu)
+{
+	if (!tu)
+		return;
+
+	WARN_ON_ONCE(tu->registered);
+	path_put(&tu->path);
+	trace_probe_cleanup(&tu->tp);
+	kfree(tu->filename);
+	free_percpu(tu->nhit);
+	kfree(tu);
+}
+
+/**
+ * trace_uprobe_lookup_file - resolve and pin the file a probe is in
+ * @tu: the probe
+ * @filename: the path as the user gave it
+ *
+ * Return: 0, -ENOENT (or another lookup error) when the path does not
+ * resolve, -EINVAL when it is not a regular file, -ENOMEM.
+ */
+int trace_uprobe_lookup_file(struct trace_uprobe *tu, const char *filename)
+{
+	struct path path;
+	int ret;
+
+	ret = kern_path(filename, LOOKUP_FOLLOW, &path);
+	if (ret)
+		return ret;
+
+	if (!d_is_reg(path.dentry)) {
+		path_put(&path);
+		return -EINVAL;
+	}
+
+	tu->filename = kstrdup(filename, GFP_KERNEL);
+	if (!tu->filename) {
+		path_put(&path);
+		return -ENOMEM;
+	}
+	tu->path = path;
+
+	return 0;
+}
+
+/**
+ * trace_uprobe_find - look a tracefs-defined probe up by its event
+ * @event: the event's name
+ * @group: the event's group
+ *
+ * Context: event_mutex held, or a caller that tolerates a stale answer.
+ * Return: the first probe point of that event, or NULL.
+ */
+struct trace_uprobe *trace_uprobe_find(const char *event, const char *group)
+{
+	struct dyn_event *pos;
+	struct trace_uprobe *tu;
+
+	for_each_trace_uprobe(tu, pos)
+		if (!strcmp(trace_probe_name(&tu->tp), event) &&
+		    !strcmp(trace_probe_group_name(&tu->tp), group))
+			return tu;
+
+	return NULL;
+}
+
+/**
+ * trace_uprobe_primary_from_call - the first probe point of an event
+ * @call: the event
+ *
+ * Return: the probe point whose definition the event's format follows.
+ */
+struct trace_uprobe *trace_uprobe_primary_from_call(struct trace_event_call *call)
+{
+	struct trace_probe *tp = trace_probe_primary_from_call(call);
+
+	if (WARN_ON_ONCE(!tp))
+		return NULL;
+
+	return container_of(tp, struct trace_uprobe, tp);
+}
+
+/* Registration with the uprobes core */
+
+static int trace_uprobe_register_consumer(struct trace_uprobe *tu)
+{
+	struct inode *inode = trace_uprobe_inode(tu);
+	int ret;
+
+	if (tu->registered)
+		return 0;
+
+	if (tu->ref_ctr_offset)
+		ret = uprobe_register_refctr(inode, tu->offset,
+					     tu->ref_ctr_offset, &tu->consumer);
+	else
+		ret = uprobe_register(inode, tu->offset, &tu->consumer);
+	if (!ret)
+		tu->registered = true;
+
+	return ret;
+}
+
+static void trace_uprobe_unregister_consumer(struct trace_uprobe *tu)
+{
+	if (!tu->registered)
+		return;
+
+	uprobe_unregister(trace_uprobe_inode(tu), tu->offset, &tu->consumer);
+	tu->registered = false;
+}
+
+/*
+ * Register every probe point of an event, or none: a partly enabled event
+ * would silently miss the hits of the points that failed.
+ */
+static int register_all_consumers(struct trace_probe *tp)
+{
+	struct trace_uprobe *tu, *done;
+	int ret;
+
+	for_each_sibling(tu, tp) {
+		ret = trace_uprobe_register_consumer(tu);
+		if (ret)
+			goto undo;
+	}
+	return 0;
+
+undo:
+	for_each_sibling(done, tp) {
+		if (done == tu)
+			break;
+		trace_uprobe_unregister_consumer(done);
+	}
+	return ret;
+}
+
+static void unregister_all_consumers(struct trace_probe *tp)
+{
+	struct trace_uprobe *tu;
+
+	for_each_sibling(tu, tp)
+		trace_uprobe_unregister_consumer(tu);
+}
+
+/**
+ * trace_uprobe_apply_all - re-evaluate the filter of every probe point
+ * @tp: any probe point of the event
+ * @add: true when the filter now selects more processes than before,
+ *	 false when it selects fewer
+ *
+ * Installs the breakpoints the filter now wants, or removes those it no
+ * longer wants, in every process that maps the probed files.
+ *
+ * Context: event_mutex held; the consumers are registered.
+ * Return: 0 or the first error of uprobe_apply().
+ */
+int trace_uprobe_apply_all(struct trace_probe *tp, bool add)
+{
+	struct trace_uprobe *tu;
+	int ret = 0, err;
+
+	lockdep_assert_held(&event_mutex);
+
+	for_each_sibling(tu, tp) {
+		if (!tu->registered)
+			continue;
+		err = uprobe_apply(trace_uprobe_inode(tu), tu->offset,
+				   &tu->consumer, add);
+		if (err && !ret)
+			ret = err;
+	}
+	return ret;
+}
+
+/*
+ * Enable the event for a tracefs instance (@file) or for perf (@file is
+ * NULL).  Tracefs and perf users may be mixed freely: the consumers are
+ * registered by the first user, and a tracefs instance joining perf-only
+ * users widens the filter to every process.
+ */
+static int probe_event_enable(struct trace_event_call *call,
+			      struct trace_event_file *file)
+{
+	struct trace_probe *tp;
+	bool was_enabled, was_traced;
+	int ret;
+
+	lockdep_assert_held(&event_mutex);
+
+	tp = trace_probe_primary_from_call(call);
+	if (WARN_ON_ONCE(!tp))
+		return -ENODEV;
+
+	was_enabled = trace_probe_is_enabled(tp);
+	was_traced = trace_probe_test_flag(tp, TP_FLAG_TRACE);
+
+	if (file) {
+		if (trace_probe_get_file_link(tp, file))
+			return 0;
+		ret = trace_probe_add_file(tp, file);
+		if (ret)
+			return ret;
+	} else {
+		trace_probe_set_flag(tp, TP_FLAG_PROFILE);
+	}
+
+	if (!was_enabled)
+		ret = register_all_consumers(tp);
+	else if (file && !was_traced)
+		ret = trace_uprobe_apply_all(tp, true);
+	else
+		ret = 0;
+
+	if (ret) {
+		if (file)
+			trace_probe_remove_file(tp, file);
+		else
+			trace_probe_clear_flag(tp, TP_FLAG_PROFILE);
+		if (was_enabled && file && !was_traced)
+			trace_uprobe_apply_all(tp, false);
+	}
+	return ret;
+}
+
+static int probe_event_disable(struct trace_event_call *call,
+			       struct trace_event_file *file)
+{
+	struct trace_probe *tp;
+	bool narrowed = false;
+	int ret;
+
+	lockdep_assert_held(&event_mutex);
+
+	tp = trace_probe_primary_from_call(call);
+	if (WARN_ON_ONCE(!tp))
+		return -ENODEV;
+
+	if (file) {
+		/* Clears TP_FLAG_TRACE with the last link. */
+		ret = trace_probe_remove_file(tp, file);
+		if (ret)
+			return ret;
+		narrowed = !trace_probe_test_flag(tp, TP_FLAG_TRACE);
+	} else {
+		trace_probe_clear_flag(tp, TP_FLAG_PROFILE);
+	}
+
+	if (!trace_probe_is_enabled(tp))
+		unregister_all_consumers(tp);
+	else if (narrowed)
+		/* Only perf users remain: keep their processes only. */
+		trace_uprobe_apply_all(tp, false);
+
+	return 0;
+}
+
+/*
+ * Whether the breakpoint of @uc belongs in @mm: everywhere while a tracefs
+ * instance traces the event, where the perf events want it otherwise.
+ */
+static bool uprobe_consumer_filter(struct uprobe_consumer *uc,
+				   enum uprobe_filter_ctx ctx,
+				   struct mm_struct *mm)
+{
+	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
+	unsigned int flags = trace_probe_load_flag(&tu->tp);
+
+	if (flags & TP_FLAG_TRACE)
+		return true;
+	if (flags & TP_FLAG_PROFILE)
+		return trace_uprobe_perf_wants(trace_uprobe_filter(tu), mm);
+	return false;
+}
+
+/* Adding and removing definitions */
+
+static bool same_place(struct trace_uprobe *a, struct trace_uprobe *b)
+{
+	return trace_uprobe_inode(a) == trace_uprobe_inode(b) &&
+	       a->offset == b->offset;
+}
+
+/* @to's event already has a probe point exactly like @tu. */
+static bool event_has_same_probe(struct trace_uprobe *to,
+				 struct trace_uprobe *tu)
+{
+	struct trace_uprobe *pos;
+	int i;
+
+	for_each_sibling(pos, &to->tp) {
+		if (!same_place(pos, tu))
+			continue;
+		/* Names and types were compared already; compare the bodies. */
+		for (i = 0; i < pos->tp.nr_args; i++)
+			if (strcmp(pos->tp.args[i].comm, tu->tp.args[i].comm))
+				break;
+		if (i == pos->tp.nr_args)
+			return true;
+	}
+	return false;
+}
+
+static int append_trace_uprobe(struct trace_uprobe *tu, struct trace_uprobe *to)
+{
+	int ret;
+
+	ret = trace_probe_compare_arg_type(&tu->tp, &to->tp);
+	if (ret) {
+		/* The fetch arguments start at argv[2]. */
+		trace_probe_log_set_index(ret + 1);
+		trace_probe_log_err(0, DIFF_ARG_TYPE);
+		return -EEXIST;
+	}
+	if (event_has_same_probe(to, tu)) {
+		trace_probe_log_set_index(0);
+		trace_probe_log_err(0, SAME_PROBE);
+		return -EEXIST;
+	}
+
+	ret = trace_probe_append(&tu->tp, &to->tp);
+	if (ret)
+		return ret;
+
+	/* A point added to a live event starts working right away. */
+	if (trace_probe_is_enabled(&tu->tp)) {
+		ret = trace_uprobe_register_consumer(tu);
+		if (ret) {
+			trace_probe_unlink(&tu->tp);
+			return ret;
+		}
+	}
+
+	dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
+	return 0;
+}
+
+/*
+ * The uprobes core keys a breakpoint by (inode, offset) and keeps one
+ * reference counter per breakpoint: two definitions naming different
+ * counters for the same place cannot both work.
+ */
+static bool ref_ctr_conflicts(struct trace_uprobe *tu)
+{
+	struct dyn_event *pos;
+	struct trace_uprobe *other;
+
+	for_each_trace_uprobe(other, pos) {
+		if (!same_place(other, tu))
+			continue;
+		if (other->ref_ctr_offset != tu->ref_ctr_offset)
+			return true;
+	}
+	return false;
+}
+
+static int register_trace_uprobe(struct trace_uprobe *tu)
+{
+	struct trace_uprobe *old;
+	int ret;
+
+	mutex_lock(&event_mutex);
+
+	if (ref_ctr_conflicts(tu)) {
+		pr_warn("Reference counter offset mismatch.\n");
+		ret = -EINVAL;
+		goto out;
+	}
+
+	old = trace_uprobe_find(trace_probe_name(&tu->tp),
+				trace_probe_group_name(&tu->tp));
+	if (old) {
+		if (old->is_return != tu->is_return) {
+			trace_probe_log_set_index(0);
+			trace_probe_log_err(0, DIFF_PROBE_TYPE);
+			ret = -EEXIST;
+		} else {
+			ret = append_trace_uprobe(tu, old);
+		}
+		goto out;
+	}
+
+	trace_uprobe_init_event_call(tu);
+	ret = trace_probe_register_event_call(&tu->tp);
+	if (ret) {
+		if (ret == -EEXIST) {
+			trace_probe_log_set_index(0);
+			trace_probe_log_err(0, EVENT_EXIST);
+		} else {
+			pr_warn("Failed to register probe event(%d)\n", ret);
+		}
+		goto out;
+	}
+
+	dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
+out:
+	mutex_unlock(&event_mutex);
+	return ret;
+}
+
+static int unregister_trace_uprobe(struct trace_uprobe *tu)
+{
+	int ret;
+
+	lockdep_assert_held(&event_mutex);
+
+	/* One point of several may go even while the event is enabled. */
+	if (trace_probe_has_sibling(&tu->tp))
+		goto unlink;
+
+	if (trace_probe_is_enabled(&tu->tp))
+		return -EBUSY;
+
+	/* Somebody (perf, an open format file) holds the event. */
+	if (trace_event_dyn_busy(trace_probe_event_call(&tu->tp)))
+		return -EBUSY;
+
+	ret = trace_probe_unregister_event_call(&tu->tp);
+	if (ret)
+		return ret;
+
+unlink:
+	trace_uprobe_unregister_consumer(tu);
+	dyn_event_remove(&tu->devent);
+	trace_probe_unlink(&tu->tp);
+	return 0;
+}
+
+/*
+ * Parse "OFFSET[%return][(REF_CTR_OFFSET)]" at @offs, the part of the place
+ * after its last colon; @place is the whole place, for error positions.
+ */
+static int parse_offsets(char *place, char *offs, unsigned long *offset,
+			 unsigned long *ref_ctr_offset, bool *is_return)
+{
+	char *rctr, *rctr_end, *suffix;
+
+	rctr = strchr(offs, '(');
+	if (rctr) {
+		rctr_end = strchr(rctr, ')');
+		if (!rctr_end) {
+			trace_probe_log_err(rctr + strlen(rctr) - place,
+					    REFCNT_OPEN_BRACE);
+			return -EINVAL;
+		}
+		if (rctr_end[1] != '\0') {
+			trace_probe_log_err(rctr_end + 1 - place,
+					    BAD_REFCNT_SUFFIX);
+			return -EINVAL;
+		}
+		*rctr++ = '\0';
+		*rctr_end = '\0';
+		if (kstrtoul(rctr, 0, ref_ctr_offset)) {
+			trace_probe_log_err(rctr - place, BAD_REFCNT);
+			return -EINVAL;
+		}
+	}
+
+	suffix = strchr(offs, '%');
+	if (suffix) {
+		if (strcmp(suffix, "%return")) {
+			trace_probe_log_err(suffix - place, BAD_ADDR_SUFFIX);
+			return -EINVAL;
+		}
+		*suffix = '\0';
+		*is_return = true;
+	}
+
+	if (kstrtoul(offs, 0, offset)) {
+		trace_probe_log_err(offs - place, BAD_UPROBE_OFFS);
+		return -EINVAL;
+	}
+	return 0;
+}
+
+/*
+ * The event name a definition gets when it names none, as 6.1 forms it:
+ * "p_", the file's base name up to its first '.', '-' or '_', and the
+ * offset; return probes too start with "p_".
+ */
+static void make_event_name(char *buf, const char *filename,
+			    unsigned long offset)
+{
+	const char *base = kbasename(filename);
+	int len = strcspn(base, "._-");
+
+	snprintf(buf, MAX_EVENT_NAME_LEN, "p_%.*s_0x%lx", len, base, offset);
+}
+
+/*
+ * Symbol strings look a value up in the kernel's symbol table, which says
+ * nothing about a user address: refuse the type before anything else of
+ * the argument is parsed, as an unknown one.
+ */
+static int check_arg_type(const char *arg)
+{
+	const char *body, *type;
+	size_t len;
+
+	body = strchr(arg, '=');
+	body = body ? body + 1 : arg;
+	type = strchr(body, ':');
+	if (!type++)
+		return 0;
+
+	len = strcspn(type, "[");
+	if (len != strlen("symstr") || strncmp(type, "symstr", len))
+		return 0;
+
+	trace_probe_log_err(type - arg, BAD_TYPE);
+	return -EINVAL;
+}
+
+/*
+ * Definition syntax:
+ *   p[:[GRP/][EVENT]] PATH:OFFSET[%return][(REF_CTR_OFFSET)] [FETCHARGS]
+ *   r[:[GRP/][EVENT]] PATH:OFFSET[(REF_CTR_OFFSET)] [FETCHARGS]
+ */
+static int __trace_uprobe_create(int argc, const char **argv)
+{
+	const char *event = NULL, *group = UPROBE_EVENT_SYSTEM;
+	char gbuf[MAX_EVENT_NAME_LEN], buf[MAX_EVENT_NAME_LEN];
+	unsigned long offset = 0, ref_ctr_offset = 0;
+	struct trace_uprobe *tu = NULL;
+	char *place = NULL, *offs;
+	bool is_return = false;
+	unsigned int flags;
+	struct path path;
+	int i, ret;
+
+	switch (argv[0][0]) {
+	case 'r':
+		is_return = true;
+		break;
+	case 'p':
+		break;
+	default:
+		return -ECANCELED;
+	}
+	if (argc < 2)
+		return -ECANCELED;
+
+	/*
+	 * A place is a path with a slash, a colon and a number after the
+	 * last colon: anything else is another kind of probe's syntax (or no
+	 * syntax at all, rejected without an error log, as in 6.1).
+	 */
+	offs = strrchr(argv[1], ':');
+	if (!strchr(argv[1], '/') || !offs || !isdigit(offs[1]))
+		return -ECANCELED;
+
+	trace_probe_log_init("trace_uprobe", argc, argv);
+	trace_probe_log_set_index(1);
+
+	place = kstrdup(argv[1], GFP_KERNEL);
+	if (!place)
+		return -ENOMEM;
+	offs = place + (offs - argv[1]);
+	*offs++ = '\0';
+
+	/* The file is checked first, its offsets after. */
+	ret = kern_path(place, LOOKUP_FOLLOW, &path);
+	if (ret) {
+		trace_probe_log_err(0, FILE_NOT_FOUND);
+		goto out;
+	}
+	if (!d_is_reg(path.dentry)) {
+		path_put(&path);
+		trace_probe_log_err(0, NO_REGULAR_FILE);
+		ret = -EINVAL;
+		goto out;
+	}
+	path_put(&path);
+
+	ret = parse_offsets(place, offs, &offset, &ref_ctr_offset, &is_return);
+	if (ret)
+		goto out;
+
+	/* Only "p:" and "r:" name the event; "r10" and the like do not. */
+	trace_probe_log_set_index(0);
+	if (argv[0][1] == ':') {
+		event = &argv[0][2];
+		ret = traceprobe_parse_event_name(&event, &group, gbuf, 2);
+		if (ret)
+			goto out;
+	}
+	if (!event) {
+		make_event_name(buf, place, offset);
+		event = buf;
+	}
+
+	tu = trace_uprobe_alloc(group, event, argc - 2, is_return);
+	if (IS_ERR(tu)) {
+		ret = PTR_ERR(tu);
+		tu = NULL;
+		goto out;
+	}
+	tu->offset = offset;
+	tu->ref_ctr_offset = ref_ctr_offset;
+	ret = trace_uprobe_lookup_file(tu, place);
+	if (ret) {
+		/* The file went away since we looked. */
+		trace_probe_log_set_index(1);
+		trace_probe_log_err(0, FILE_NOT_FOUND);
+		goto out;
+	}
+
+	flags = is_return ? TPARG_FL_RETURN : 0;
+	for (i = 0; i < argc - 2 && i < MAX_TRACE_ARGS; i++) {
+		trace_probe_log_set_index(i + 2);
+		ret = check_arg_type(argv[i + 2]);
+		if (ret)
+			goto out;
+		ret = traceprobe_parse_probe_arg(&tu->tp, i, argv[i + 2], flags);
+		if (ret)
+			goto out;
+	}
+
+	ret = traceprobe_set_print_fmt(&tu->tp, is_return ?
+				       PROBE_PRINT_RETURN : PROBE_PRINT_NORMAL);
+	if (ret < 0)
+		goto out;
+
+	ret = register_trace_uprobe(tu);
+	if (!ret)
+		tu = NULL;
+	else if (ret != -ENOMEM && ret != -EEXIST && ret != -EINVAL) {
+		trace_probe_log_set_index(1);
+		trace_probe_log_err(0, FAIL_REG_PROBE);
+	}
+out:
+	trace_uprobe_free(tu);
+	kfree(place);
+	trace_probe_log_clear();
+	return ret;
+}
+
+static int trace_uprobe_create(const char *raw_command)
+{
+	return trace_probe_create(raw_command, __trace_uprobe_create);
+}
+
+static int create_or_delete_trace_uprobe(const char *raw_command)
+{
+	int ret;
+
+	if (raw_command[0] == '-')
+		return dyn_event_release(raw_command, &trace_uprobe_ops);
+
+	ret = dyn_event_create(raw_command, &trace_uprobe_ops);
+	return ret == -ECANCELED ? -EINVAL : ret;
+}
+
+static int trace_uprobe_release(struct dyn_event *ev)
+{
+	struct trace_uprobe *tu = to_trace_uprobe(ev);
+	int ret;
+
+	ret = unregister_trace_uprobe(tu);
+	if (!ret)
+		trace_uprobe_free(tu);
+	return ret;
+}
+
+static bool trace_uprobe_is_busy(struct dyn_event *ev)
+{
+	return trace_probe_is_enabled(&to_trace_uprobe(ev)->tp);
+}
+
+/* The place as the definition listing shows it. */
+static int format_place(char *buf, size_t len, struct trace_uprobe *tu)
+{
+	int n;
+
+	n = snprintf(buf, len, "%s:0x%0*lx", tu->filename,
+		     (int)(sizeof(void *) * 2), tu->offset);
+	if (tu->ref_ctr_offset)
+		n += snprintf(buf + n, len > n ? len - n : 0, "(0x%lx)",
+			      tu->ref_ctr_offset);
+	return n;
+}
+
+static bool trace_uprobe_match_command_head(struct trace_uprobe *tu,
+					    int argc, const char **argv)
+{
+	char *buf;
+	size_t len;
+	bool ret;
+
+	if (!argc)
+		return true;
+
+	len = strlen(tu->filename) + 48;
+	buf = kmalloc(len, GFP_KERNEL);
+	if (!buf)
+		return false;
+	format_place(buf, len, tu);
+	ret = !strcmp(buf, argv[0]);
+	kfree(buf);
+	if (!ret)
+		return false;
+
+	return trace_probe_match_command_args(&tu->tp, argc - 1, argv + 1);
+}
+
+static bool trace_uprobe_match(const char *system, const char *event,
+			       int argc, const char **argv,
+			       struct dyn_event *ev)
+{
+	struct trace_uprobe *tu = to_trace_uprobe(ev);
+
+	return (event[0] == '\0' ||
+		!strcmp(trace_probe_name(&tu->tp), event)) &&
+	       (!system || !strcmp(trace_probe_group_name(&tu->tp), system)) &&
+	       trace_uprobe_match_command_head(tu, argc, argv);
+}
+
+static int trace_uprobe_show(struct seq_file *m, struct dyn_event *ev)
+{
+	struct trace_uprobe *tu = to_trace_uprobe(ev);
+	int i;
+
+	seq_printf(m, "%c:%s/%s %s:0x%0*lx", tu->is_return ? 'r' : 'p',
+		   trace_probe_group_name(&tu->tp), trace_probe_name(&tu->tp),
+		   tu->filename, (int)(sizeof(void *) * 2), tu->offset);
+	if (tu->ref_ctr_offset)
+		seq_printf(m, "(0x%lx)", tu->ref_ctr_offset);
+
+	for (i = 0; i < tu->tp.nr_args; i++)
+		seq_printf(m, " %s=%s", tu->tp.args[i].name, tu->tp.args[i].comm);
+	seq_putc(m, '\n');
+
+	return 0;
+}
+
+/* tracefs: uprobe_events and uprobe_profile */
+
+static int probes_seq_show(struct seq_file *m, void *v)
+{
+	struct dyn_event *ev = v;
+
+	if (!is_trace_uprobe(ev))
+		return 0;
+
+	return trace_uprobe_show(m, ev);
+}
+
+static const struct seq_operations probes_seq_op = {
+	.start	= dyn_event_seq_start,
+	.next	= dyn_event_seq_next,
+	.stop	= dyn_event_seq_stop,
+	.show	= probes_seq_show,
+};
+
+static int probes_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	ret = security_locked_down(LOCKDOWN_TRACEFS);
+	if (ret)
+		return ret;
+
+	/* "echo ... > uprobe_events" starts from an empty list. */
+	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
+		ret = dyn_events_release_all(&trace_uprobe_ops);
+		if (ret)
+			return ret;
+	}
+
+	return seq_open(file, &probes_seq_op);
+}
+
+static ssize_t probes_write(struct file *file, const char __user *buffer,
+			    size_t count, loff_t *ppos)
+{
+	return trace_parse_run_command(file, buffer, count, ppos,
+				       create_or_delete_trace_uprobe);
+}
+
+static const struct file_operations uprobe_events_ops = {
+	.owner		= THIS_MODULE,
+	.open		= probes_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= seq_release,
+	.write		= probes_write,
+};
+
+static unsigned long trace_uprobe_nhit(struct trace_uprobe *tu)
+{
+	unsigned long nhit = 0;
+	int cpu;
+
+	for_each_possible_cpu(cpu)
+		nhit += *per_cpu_ptr(tu->nhit, cpu);
+	return nhit;
+}
+
+static int profile_seq_show(struct seq_file *m, void *v)
+{
+	struct dyn_event *ev = v;
+	struct trace_uprobe *tu;
+
+	if (!is_trace_uprobe(ev))
+		return 0;
+
+	tu = to_trace_uprobe(ev);
+	seq_printf(m, "  %s %-44s %15lu\n", tu->filename,
+		   trace_probe_name(&tu->tp), trace_uprobe_nhit(tu));
+	return 0;
+}
+
+static const struct seq_operations profile_seq_op = {
+	.start	= dyn_event_seq_start,
+	.next	= dyn_event_seq_next,
+	.stop	= dyn_event_seq_stop,
+	.show	= profile_seq_show,
+};
+
+static int profile_open(struct inode *inode, struct file *file)
+{
+	int ret;
+
+	ret = security_locked_down(LOCKDOWN_TRACEFS);
+	if (ret)
+		return ret;
+
+	return seq_open(file, &profile_seq_op);
+}
+
+static const struct file_operations uprobe_profile_ops = {
+	.owner		= THIS_MODULE,
+	.open		= profile_open,
+	.read		= seq_read,
+	.llseek		= seq_lseek,
+	.release	= seq_release,
+};
+
+/*
+ * Fetching arguments
+ *
+ * Everything a uprobe reads is in the probed task's memory, read in the
+ * task's own context where faulting a page in is allowed: registers and
+ * the user stack, memory through user pointers, strings.  The only kernel
+ * strings are $comm and immediate strings, stored by store_kernel_string().
+ */
+
+/* What the fetch code needs to know about one hit. */
+struct uprobe_hit {
+	struct pt_regs		*regs;
+	/* Where the probed file's offset 0 is mapped, for @+OFFSET. */
+	unsigned long		file_base;
+};
+
+static nokprobe_inline int
+probe_mem_read(void *dest, void *src, size_t size)
+{
+	void __user *uaddr = (void __force __user *)src;
+
+	return copy_from_user(dest, uaddr, size) ? -EFAULT : 0;
+}
+
+static nokprobe_inline int
+probe_mem_read_user(void *dest, void *src, size_t size)
+{
+	return probe_mem_read(dest, src, size);
+}
+
+/* The length of the user string at @addr with its NUL, 0 on a fault. */
+static nokprobe_inline int fetch_store_strlen_user(unsigned long addr)
+{
+	int len;
+
+	len = strnlen_user((const char __user *)addr, MAX_STRING_SIZE);
+	return min(len, MAX_STRING_SIZE);
+}
+
+static nokprobe_inline int fetch_store_strlen(unsigned long addr)
+{
+	return fetch_store_strlen_user(addr);
+}
+
+/*
+ * Copy the user string at @addr into the space the data location at @dest
+ * describes, and make that location describe what was stored: the string
+ * with its NUL, cut to fit, or nothing (printed as a fault).
+ */
+static nokprobe_inline int
+fetch_store_string_user(unsigned long addr, void *dest, void *base)
+{
+	u32 loc = *(u32 *)dest;
+	int maxlen = get_loc_len(loc);
+	char *dst = get_loc_data(dest, base);
+	long len;
+
+	if (unlikely(!maxlen))
+		return -ENOMEM;
+
+	len = strncpy_from_user(dst, (const char __user *)addr, maxlen);
+	if (len < 0) {
+		*(u32 *)dest = make_data_loc(0, get_loc_offs(loc));
+		return len;
+	}
+	if (len == maxlen)
+		dst[maxlen - 1] = '\0';
+	else
+		len++;
+	*(u32 *)dest = make_data_loc(len, get_loc_offs(loc));
+	return len;
+}
+
+static nokprobe_inline int
+fetch_store_string(unsigned long addr, void *dest, void *base)
+{
+	return fetch_store_string_user(addr, dest, base);
+}
+
+/* $comm and immediate strings: the only strings in kernel memory. */
+static int store_kernel_string(const char *str, struct fetch_insn *code,
+			       void *dest, void *base)
+{
+	int len = strlen(str) + 1;
+	u32 loc;
+	int maxlen;
+
+	/* The parser gives these a string store and nothing else. */
+	if (code->op != FETCH_OP_ST_STRING || code[1].op != FETCH_OP_END)
+		return -EILSEQ;
+	if (!dest)
+		return len;
+
+	loc = *(u32 *)dest;
+	maxlen = get_loc_len(loc);
+	if (!maxlen)
+		return -ENOMEM;
+	len = min(len, maxlen);
+	memcpy(get_loc_data(dest, base), str, len - 1);
+	((char *)get_loc_data(dest, base))[len - 1] = '\0';
+	*(u32 *)dest = make_data_loc(len, get_loc_offs(loc));
+	return len;
+}
+
+static unsigned long fetch_user_stack(struct pt_regs *regs, unsigned int n)
+{
+	unsigned long __user *sp = (unsigned long __user *)user_stack_pointer(regs);
+	unsigned long val;
+
+	if (get_user(val, sp + n))
+		return 0;
+	return val;
+}
+
+static int
+process_fetch_insn(struct fetch_insn *code, void *rec, void *dest, void *base)
+{
+	struct uprobe_hit *hit = rec;
+	struct pt_regs *regs = hit->regs;
+	unsigned long val;
+
+	/* The first stage: a value from the hit's context. */
+	switch (code->op) {
+	case FETCH_OP_REG:
+		val = regs_get_register(regs, code->param);
+		break;
+	case FETCH_OP_STACK:
+		val = fetch_user_stack(regs, code->param);
+		break;
+	case FETCH_OP_STACKP:
+		val = user_stack_pointer(regs);
+		break;
+	case FETCH_OP_RETVAL:
+		val = regs_return_value(regs);
+		break;
+	case FETCH_OP_IMM:
+		val = code->immediate;
+		break;
+	case FETCH_OP_COMM:
+		return store_kernel_string(current->comm, code + 1, dest, base);
+	case FETCH_OP_DATA:
+		return store_kernel_string(code->data, code + 1, dest, base);
+	case FETCH_OP_FOFFS:
+		val = hit->file_base + code->immediate;
+		break;
+	default:
+		return -EILSEQ;
+	}
+	code++;
+
+	return process_fetch_insn_bottom(code, val, dest, base);
+}
+
+/*
+ * Build the record of one hit: @head_size bytes of head (already filled
+ * in by the caller, in @rec), then the fetch arguments, then their strings.
+ * Returns 0, or -ENOMEM when no buffer could be had.
+ */
+static int build_record(struct trace_uprobe *tu, struct uprobe_hit *hit,
+			void *head, int head_size, struct uprobe_record *rec,
+			void *stack_buf)
+{
+	struct trace_probe *tp = &tu->tp;
+	int i, len, dsize = 0;
+	void *data;
+
+	for (i = 0; i < tp->nr_args; i++) {
+		if (!tp->args[i].dynamic)
+			continue;
+		len = process_fetch_insn(tp->args[i].code, hit, NULL, NULL);
+		if (len > 0)
+			dsize += len;
+	}
+	dsize = min_t(int, dsize, UPROBE_RECORD_MAX - head_size - tp->size);
+
+	rec->size = head_size + tp->size + dsize;
+	if (rec->size <= UPROBE_RECORD_ONSTACK) {
+		rec->data = stack_buf;
+		memset(rec->data, 0, rec->size);
+	} else {
+		rec->data = kzalloc(rec->size, GFP_KERNEL);
+		if (!rec->data)
+			return -ENOMEM;
+	}
+
+	memcpy(rec->data, head, head_size);
+	data = rec->data + head_size;
+	store_trace_args(data, tp, hit, head_size, dsize);
+	return 0;
+}
+
+static void free_record(struct uprobe_record *rec, void *stack_buf)
+{
+	if (rec->data != stack_buf)
+		kfree(rec->data);
+}
+
+/* The hit path */
+
+/* Copy the record into the buffer of every tracefs instance tracing it. */
+static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
+				struct uprobe_record *rec)
+{
+	const int hdr = sizeof(struct trace_entry);
+	struct trace_event_buffer fbuffer;
+	struct event_file_link *link;
+	void *entry;
+
+	/* The ring buffer and the pid filters want a fixed CPU. */
+	preempt_disable();
+	rcu_read_lock();
+	trace_probe_for_each_link_rcu(link, &tu->tp) {
+		struct trace_event_file *file = link->file;
+
+		if (trace_trigger_soft_disabled(file))
+			continue;
+		entry = trace_event_buffer_reserve(&fbuffer, file, rec->size);
+		if (!entry)
+			continue;
+		memcpy(entry + hdr, rec->data + hdr, rec->size - hdr);
+		fbuffer.regs = regs;
+		trace_event_buffer_commit(&fbuffer);
+	}
+	rcu_read_unlock();
+	preempt_enable();
+}
+
+/*
+ * Everything a hit does once the event's head fields are known: BPF,
+ * then one record for tracefs and perf alike.  Returns whether the
+ * breakpoint is still wanted in this process.
+ */
+static bool uprobe_hit(struct trace_uprobe *tu, struct uprobe_hit *hit,
+		       void *head, int head_size)
+{
+	u8 stack_buf[UPROBE_RECORD_ONSTACK] __aligned(sizeof(long));
+	unsigned int flags = trace_probe_load_flag(&tu->tp);
+	bool traced = flags & TP_FLAG_TRACE, to_perf = false;
+	struct uprobe_record rec;
+
+	if ((flags & TP_FLAG_PROFILE) &&
+	    trace_uprobe_perf_wants(trace_uprobe_filter(tu), current->mm)) {
+		to_perf = trace_uprobe_perf_run_bpf(tu, hit->regs) &&
+			  trace_uprobe_perf_has_listener(tu);
+	} else if (!traced) {
+		/* Inherited from a parent, or installed for another consumer. */
+		return false;
+	}
+
+	if (!traced && !to_perf)
+		return true;
+
+	if (build_record(tu, hit, head, head_size, &rec, stack_buf))
+		return true;
+
+	if (traced)
+		uprobe_trace_output(tu, hit->regs, &rec);
+	if (to_perf)
+		trace_uprobe_perf_output(tu, hit->regs, &rec);
+
+	free_record(&rec, stack_buf);
+	return true;
+}
+
+/*
+ * The address of the breakpoint that was hit.  The core may or may not
+ * have rewound the instruction pointer past the trap instruction yet, but
+ * a file offset and its mapped address agree below the page size, so the
+ * probe's offset tells where the instruction starts.
+ */
+static unsigned long probe_vaddr(struct trace_uprobe *tu, struct pt_regs *regs)
+{
+	unsigned long ip = instruction_pointer(regs);
+
+	return ip - ((ip - tu->offset) & ~PAGE_MASK);
+}
+
+static int uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs)
+{
+	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
+	struct uprobe_entry_head head = {};
+	struct uprobe_hit hit = { .regs = regs };
+
+	/* A return probe's entry only decides whether to wait for the return. */
+	if (tu->is_return) {
+		if (uprobe_consumer_filter(uc, UPROBE_FILTER_MMAP, current->mm))
+			return 0;
+		return UPROBE_HANDLER_REMOVE;
+	}
+
+	this_cpu_inc(*tu->nhit);
+
+	head.ip = probe_vaddr(tu, regs);
+	hit.file_base = head.ip - tu->offset;
+
+	return uprobe_hit(tu, &hit, &head, sizeof(head)) ?
+	       0 : UPROBE_HANDLER_REMOVE;
+}
+
+static int uretprobe_dispatcher(struct uprobe_consumer *uc,
+				unsigned long func, struct pt_regs *regs)
+{
+	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
+	struct uretprobe_entry_head head = {};
+	struct uprobe_hit hit = { .regs = regs };
+
+	this_cpu_inc(*tu->nhit);
+
+	head.func = func;
+	head.ret_ip = instruction_pointer(regs);
+	hit.file_base = func - tu->offset;
+
+	uprobe_hit(tu, &hit, &head, sizeof(head));
+	return 0;
+}
+
+/* The event class */
+
+static enum print_line_t
+print_uprobe_event(struct trace_iterator *iter, int flags,
+		   struct trace_event *event)
+{
+	struct trace_seq *s = &iter->seq;
+	struct trace_probe *tp;
+	u8 *data;
+
+	tp = trace_probe_primary_from_call(container_of(event,
+					   struct trace_event_call, event));
+	if (WARN_ON_ONCE(!tp))
+		goto out;
+
+	if (container_of(tp, struct trace_uprobe, tp)->is_return) {
+		struct uretprobe_entry_head *field = (void *)iter->ent;
+
+		trace_seq_printf(s, "%s: (0x%lx <- 0x%lx)",
+				 trace_probe_name(tp), field->ret_ip,
+				 field->func);
+		data = (u8 *)&field[1];
+	} else {
+		struct uprobe_entry_head *field = (void *)iter->ent;
+
+		trace_seq_printf(s, "%s: (0x%lx)", trace_probe_name(tp),
+				 field->ip);
+		data = (u8 *)&field[1];
+	}
+
+	if (print_probe_args(s, tp->args, tp->nr_args, data, iter->ent) < 0)
+		goto out;
+
+	trace_seq_putc(s, '\n');
+out:
+	return trace_handle_return(s);
+}
+
+static int uprobe_event_define_fields(struct trace_event_call *event_call)
+{
+	struct uprobe_entry_head field;
+	struct trace_probe *tp;
+	int ret;
+
+	tp = trace_probe_primary_from_call(event_call);
+	if (WARN_ON_ONCE(!tp))
+		return -ENOENT;
+
+	DEFINE_FIELD(unsigned long, ip, FIELD_STRING_IP, 0);
+
+	return traceprobe_define_arg_fields(event_call, sizeof(field), tp);
+}
+
+static int uretprobe_event_define_fields(struct trace_event_call *event_call)
+{
+	struct uretprobe_entry_head field;
+	struct trace_probe *tp;
+	int ret;
+
+	tp = trace_probe_primary_from_call(event_call);
+	if (WARN_ON_ONCE(!tp))
+		return -ENOENT;
+
+	DEFINE_FIELD(unsigned long, func, FIELD_STRING_FUNC, 0);
+	DEFINE_FIELD(unsigned long, ret_ip, FIELD_STRING_RETIP, 0);
+
+	return traceprobe_define_arg_fields(event_call, sizeof(field), tp);
+}
+
+/* Called by trace_events.c and trace_event_perf.c with event_mutex held. */
+static int trace_uprobe_register(struct trace_event_call *event,
+				 enum trace_reg type, void *data)
+{
+	switch (type) {
+	case TRACE_REG_REGISTER:
+		return probe_event_enable(event, data);
+	case TRACE_REG_UNREGISTER:
+		return probe_event_disable(event, data);
+	case TRACE_REG_PERF_REGISTER:
+		return probe_event_enable(event, NULL);
+	case TRACE_REG_PERF_UNREGISTER:
+		return probe_event_disable(event, NULL);
+	case TRACE_REG_PERF_OPEN:
+		return trace_uprobe_perf_open(event, data);
+	case TRACE_REG_PERF_CLOSE:
+		return trace_uprobe_perf_close(event, data);
+	default:
+		return 0;
+	}
+}
+
+static struct trace_event_functions uprobe_funcs = {
+	.trace		= print_uprobe_event,
+};
+
+static struct trace_event_fields uprobe_fields_array[] = {
+	{ .type = TRACE_FUNCTION_TYPE,
+	  .define_fields = uprobe_event_define_fields },
+	{}
+};
+
+static struct trace_event_fields uretprobe_fields_array[] = {
+	{ .type = TRACE_FUNCTION_TYPE,
+	  .define_fields = uretprobe_event_define_fields },
+	{}
+};
+
+/**
+ * trace_uprobe_init_event_call - set up the event of a new probe point
+ * @tu: the probe point, whose event is its own
+ *
+ * Fills in what the event's format, output and registration need; the
+ * caller registers the event (tracefs) or hands it to perf (local probes).
+ */
+void trace_uprobe_init_event_call(struct trace_uprobe *tu)
+{
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+
+	call->event.funcs = &uprobe_funcs;
+	call->class->fields_array = tu->is_return ? uretprobe_fields_array :
+						    uprobe_fields_array;
+	call->flags = TRACE_EVENT_FL_UPROBE | TRACE_EVENT_FL_CAP_ANY;
+	call->class->reg = trace_uprobe_register;
+}
+
+static __init int init_uprobe_trace(void)
+{
+	int ret;
+
+	ret = dyn_event_register(&trace_uprobe_ops);
+	if (ret)
+		return ret;
+
+	ret = tracing_init_dentry();
+	if (ret)
+		return 0;
+
+	trace_create_file("uprobe_events", TRACE_MODE_WRITE, NULL,
+			  NULL, &uprobe_events_ops);
+	trace_create_file("uprobe_profile", TRACE_MODE_READ, NULL,
+			  NULL, &uprobe_profile_ops);
+	return 0;
+}
+
+fs_initcall(init_uprobe_trace);

@@ -1,0 +1,91 @@
+/* SPDX-License-Identifier: GPL-2.0 */
+/*
+ * uprobe-based trace events: what the tracefs side (trace_uprobe.c) and
+ * the perf/BPF side (trace_uprobe_perf.c) share.
+ *
+ * A trace_uprobe is one probe point, a (file, offset) pair, attached to a
+ * trace event.  Several probe points may feed one event; they then share
+ * the event's trace_probe_event, its flags and its perf filter.  Each
+ * probe point owns one uprobe_consumer, registered with the uprobes core
+ * while anybody (a tracefs instance, a perf event, a BPF program through a
+ * perf event) has the event enabled.
+ */
+#ifndef _TRACE_UPROBE_H
+#define _TRACE_UPROBE_H
+
+#include <linux/path.h>
+#include <linux/uprobes.h>
+
+#include "trace_dynevent.h"
+#include "trace_probe.h"
+
+#define UPROBE_EVENT_SYSTEM	"uprobes"
+
+struct trace_uprobe {
+	struct dyn_event		devent;
+	struct uprobe_consumer		consumer;
+	/* Pins the probed file's inode for as long as the probe exists. */
+	struct path			path;
+	char				*filename;
+	unsigned long			offset;
+	unsigned long			ref_ctr_offset;
+	unsigned long __percpu		*nhit;
+	/* The consumer is registered with the core: set under event_mutex. */
+	bool				registered;
+	bool				is_return;
+	struct trace_probe		tp;	/* last: tp.args[] follows */
+};
+
+/* The record of one hit, built once and copied to every reader. */
+struct uprobe_record {
+	void		*data;		/* starts with a struct trace_entry */
+	int		size;
+};
+
+/* The fixed head of an entry probe's record (the format file's fields). */
+struct uprobe_entry_head {
+	struct trace_entry	ent;
+	unsigned long		ip;
+};
+
+/* The fixed head of a return probe's record. */
+struct uretprobe_entry_head {
+	struct trace_entry	ent;
+	unsigned long		func;
+	unsigned long		ret_ip;
+};
+
+static inline struct inode *trace_uprobe_inode(struct trace_uprobe *tu)
+{
+	return d_real_inode(tu->path.dentry);
+}
+
+static inline struct trace_uprobe_filter *
+trace_uprobe_filter(struct trace_uprobe *tu)
+{
+	return tu->tp.event->filter;
+}
+
+struct trace_uprobe *trace_uprobe_primary_from_call(struct trace_event_call *call);
+struct trace_uprobe *trace_uprobe_find(const char *event, const char *group);
+struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
+					int nargs, bool is_return);
+void trace_uprobe_free(struct trace_uprobe *tu);
+int trace_uprobe_lookup_file(struct trace_uprobe *tu, const char *filename);
+void trace_uprobe_init_event_call(struct trace_uprobe *tu);
+int trace_uprobe_apply_all(struct trace_probe *tp, bool add);
+
+/* The perf and BPF side (trace_uprobe_perf.c). */
+void trace_uprobe_filter_init(struct trace_uprobe_filter *filter);
+bool trace_uprobe_perf_wants(struct trace_uprobe_filter *filter,
+			     struct mm_struct *mm);
+int trace_uprobe_perf_open(struct trace_event_call *call,
+			   struct perf_event *event);
+int trace_uprobe_perf_close(struct trace_event_call *call,
+			    struct perf_event *event);
+bool trace_uprobe_perf_run_bpf(struct trace_uprobe *tu, struct pt_regs *regs);
+bool trace_uprobe_perf_has_listener(struct trace_uprobe *tu);
+void trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
+			      struct uprobe_record *rec);
+
+#endif /* _TRACE_UPROBE_H */

@@ -1,0 +1,373 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * uprobe-based trace events: the perf and BPF side.
+ *
+ * Perf uses a uprobe event in two ways: a tracefs-defined event opened by
+ * its id (perf record -e GROUP:EVENT), or a probe of its own made through
+ * the "uprobe" PMU (create_local_trace_uprobe(), never visible in tracefs).
+ * BPF programs attach to either through a perf event.
+ *
+ * Which processes get a breakpoint
+ * --------------------------------
+ * A perf event is either system wide (no target task) or follows one
+ * task, and then every process sharing that task's mm.  The event's
+ * filter (struct trace_uprobe_filter, shared by the probe points of one
+ * event) counts the system-wide perf events and lists the per-task ones;
+ * trace_uprobe_perf_wants() answers for one mm.  Opening a perf event that
+ * brings a new mm into the set installs the breakpoints there through
+ * uprobe_apply(), closing the last one of an mm takes them out again.  A
+ * process that got a breakpoint another way (a fork of a traced process,
+ * or a breakpoint another consumer wanted) finds on its first hit that
+ * nobody wants it here, and the handler asks the core to remove it.
+ *
+ * filter->rwlock protects the count and the list; it is taken for reading
+ * by the consumer's filter, which the uprobes core calls with its own
+ * locks held, so nothing that may sleep or call into the core runs under
+ * it.  Perf open and close run under event_mutex.
+ */
+#define pr_fmt(fmt)	"trace_uprobe: " fmt
+
+#include <linux/bpf.h>
+#include <linux/filter.h>
+#include <linux/perf_event.h>
+#include <linux/trace_events.h>
+
+#include "trace_uprobe.h"
+
+/**
+ * trace_uprobe_filter_init - start an event's perf filter empty
+ * @filter: the filter
+ */
+void trace_uprobe_filter_init(struct trace_uprobe_filter *filter)
+{
+	rwlock_init(&filter->rwlock);
+	filter->nr_systemwide = 0;
+	INIT_LIST_HEAD(&filter->perf_events);
+}
+
+static bool is_systemwide(struct perf_event *event)
+{
+	return !event->hw.target;
+}
+
+/**
+ * trace_uprobe_perf_wants - whether any perf event wants hits in a process
+ * @filter: the event's filter
+ * @mm: the process's mm
+ *
+ * Context: any, but takes @filter->rwlock for reading.
+ * Return: true when a system-wide perf event is open, or a per-task one
+ * follows a task of @mm.
+ */
+bool trace_uprobe_perf_wants(struct trace_uprobe_filter *filter,
+			     struct mm_struct *mm)
+{
+	struct perf_event *event;
+	bool ret;
+
+	read_lock(&filter->rwlock);
+	ret = filter->nr_systemwide > 0;
+	if (!ret) {
+		list_for_each_entry(event, &filter->perf_events, hw.tp_list) {
+			if (READ_ONCE(event->hw.target->mm) == mm) {
+				ret = true;
+				break;
+			}
+		}
+	}
+	read_unlock(&filter->rwlock);
+
+	return ret;
+}
+
+/*
+ * Whether the breakpoints @event wants are wanted by the other perf
+ * events of the filter already (or, for an event whose task has no mm
+ * any more, whether there is nothing to do for it).
+ */
+static bool covered_by_others(struct trace_uprobe_filter *filter,
+			      struct perf_event *event)
+{
+	struct perf_event *other;
+	struct mm_struct *mm;
+
+	lockdep_assert_held(&filter->rwlock);
+
+	if (filter->nr_systemwide)
+		return true;
+	if (is_systemwide(event))
+		return false;
+
+	mm = READ_ONCE(event->hw.target->mm);
+	if (!mm)
+		return true;
+	list_for_each_entry(other, &filter->perf_events, hw.tp_list) {
+		if (other != event && READ_ONCE(other->hw.target->mm) == mm)
+			return true;
+	}
+	return false;
+}
+
+/**
+ * trace_uprobe_perf_open - a perf event starts using a uprobe event
+ * @call: the uprobe event
+ * @event: the perf event
+ *
+ * Adds @event to the event's filter and installs the breakpoints in the
+ * processes it brings in, unless a tracefs instance already has them
+ * installed everywhere.
+ *
+ * Context: event_mutex held; the event is registered for perf.
+ * Return: 0 or the error of uprobe_apply(), and then @event is not added.
+ */
+int trace_uprobe_perf_open(struct trace_event_call *call,
+			   struct perf_event *event)
+{
+	struct trace_uprobe *tu = trace_uprobe_primary_from_call(call);
+	struct trace_uprobe_filter *filter;
+	bool widens;
+	int ret;
+
+	if (!tu)
+		return -ENODEV;
+	filter = trace_uprobe_filter(tu);
+
+	write_lock(&filter->rwlock);
+	widens = !covered_by_others(filter, event);
+	if (is_systemwide(event))
+		filter->nr_systemwide++;
+	else
+		list_add(&event->hw.tp_list, &filter->perf_events);
+	write_unlock(&filter->rwlock);
+
+	if (!widens || trace_probe_test_flag(&tu->tp, TP_FLAG_TRACE))
+		return 0;
+
+	ret = trace_uprobe_apply_all(&tu->tp, true);
+	if (ret)
+		trace_uprobe_perf_close(call, event);
+	return ret;
+}
+
+/**
+ * trace_uprobe_perf_close - a perf event stops using a uprobe event
+ * @call: the uprobe event
+ * @event: the perf event
+ *
+ * Removes @event from the filter and the breakpoints nobody wants any
+ * more from the processes it had brought in.
+ *
+ * Context: event_mutex held.
+ * Return: 0 or the error of uprobe_apply().
+ */
+int trace_uprobe_perf_close(struct trace_event_call *call,
+			    struct perf_event *event)
+{
+	struct trace_uprobe *tu = trace_uprobe_primary_from_call(call);
+	struct trace_uprobe_filter *filter;
+	bool narrows;
+
+	if (!tu)
+		return -ENODEV;
+	filter = trace_uprobe_filter(tu);
+
+	write_lock(&filter->rwlock);
+	if (is_systemwide(event))
+		filter->nr_systemwide--;
+	else
+		list_del(&event->hw.tp_list);
+	narrows = !covered_by_others(filter, event);
+	write_unlock(&filter->rwlock);
+
+	if (!narrows || trace_probe_test_flag(&tu->tp, TP_FLAG_TRACE))
+		return 0;
+
+	return trace_uprobe_apply_all(&tu->tp, false);
+}
+
+/**
+ * trace_uprobe_perf_run_bpf - run the BPF programs attached to the event
+ * @tu: the probe point hit
+ * @regs: the user registers at the hit (the programs' context)
+ *
+ * Context: the probed task, may sleep (sleepable programs may fault user
+ * memory in).
+ * Return: false when a program asked to drop the hit for perf.
+ */
+bool trace_uprobe_perf_run_bpf(struct trace_uprobe *tu, struct pt_regs *regs)
+{
+#ifdef CONFIG_BPF_EVENTS
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+
+	if (bpf_prog_array_valid(call))
+		return bpf_prog_run_array_sleepable(call->prog_array, regs,
+						    bpf_prog_run);
+#endif
+	return true;
+}
+
+/**
+ * trace_uprobe_perf_has_listener - whether a perf event would take a record
+ * @tu: the probe point hit
+ *
+ * Tells whether building a record for perf is worth it: per-task perf
+ * events sit on the list of the CPU their task runs on.
+ *
+ * Return: true when a perf event is on this CPU's list for the event.
+ */
+bool trace_uprobe_perf_has_listener(struct trace_uprobe *tu)
+{
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	struct hlist_head __percpu *heads;
+	bool ret = false;
+
+	preempt_disable();
+	heads = READ_ONCE(call->perf_events);
+	if (trace_probe_test_flag(&tu->tp, TP_FLAG_PROFILE) && heads)
+		ret = !hlist_empty(this_cpu_ptr(heads));
+	preempt_enable();
+
+	return ret;
+}
+
+/**
+ * trace_uprobe_perf_output - hand a hit's record to the perf events
+ * @tu: the probe point hit
+ * @regs: the user registers at the hit, for the samples
+ * @rec: the record, its trace_entry head still to be filled in
+ *
+ * Context: the probed task; disables preemption for perf's buffers.
+ */
+void trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
+			      struct uprobe_record *rec)
+{
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	struct hlist_head __percpu *heads;
+	struct hlist_head *head;
+	int size, rctx;
+	void *entry;
+
+	/* Perf records are u64 aligned once perf adds its u32 size. */
+	size = ALIGN(rec->size + sizeof(u32), sizeof(u64)) - sizeof(u32);
+
+	/*
+	 * Perf frees the lists after unregistering and a grace period:
+	 * seeing the flag set with preemption off keeps them here.
+	 */
+	preempt_disable();
+	if (!trace_probe_test_flag(&tu->tp, TP_FLAG_PROFILE))
+		goto out;
+	heads = READ_ONCE(call->perf_events);
+	if (!heads)
+		goto out;
+	head = this_cpu_ptr(heads);
+	if (hlist_empty(head))
+		goto out;
+
+	entry = perf_trace_buf_alloc(size, NULL, &rctx);
+	if (!entry)
+		goto out;
+	memcpy(entry, rec->data, rec->size);
+	memset(entry + rec->size, 0, size - rec->size);
+	perf_trace_buf_submit(entry, size, rctx, call->event.type, 1, regs,
+			      head, NULL);
+out:
+	preempt_enable();
+}
+
+/**
+ * create_local_trace_uprobe - make a probe for the perf uprobe PMU
+ * @name: the path of the probed file
+ * @offs: the probe's offset in the file
+ * @ref_ctr_offset: the offset of its SDT semaphore in the file, or 0
+ * @is_return: whether this is a return probe
+ *
+ * The probe and its event are perf's own: not listed in tracefs, not
+ * registered as a trace event, freed by destroy_local_trace_uprobe().
+ *
+ * Context: process context, may sleep.
+ * Return: the event, or an ERR_PTR(): -ENOENT (or another path lookup
+ * error) for a missing file, -EINVAL for one that is not a regular file.
+ */
+struct trace_event_call *
+create_local_trace_uprobe(char *name, unsigned long offs,
+			  unsigned long ref_ctr_offset, bool is_return)
+{
+	struct trace_uprobe *tu;
+	int ret;
+
+	tu = trace_uprobe_alloc(UPROBE_EVENT_SYSTEM, "DUMMY_EVENT", 0,
+				is_return);
+	if (IS_ERR(tu))
+		return ERR_CAST(tu);
+
+	ret = trace_uprobe_lookup_file(tu, name);
+	if (ret)
+		goto error;
+	tu->offset = offs;
+	tu->ref_ctr_offset = ref_ctr_offset;
+
+	trace_uprobe_init_event_call(tu);
+	ret = traceprobe_set_print_fmt(&tu->tp, is_return ?
+				       PROBE_PRINT_RETURN : PROBE_PRINT_NORMAL);
+	if (ret < 0)
+		goto error;
+
+	return trace_probe_event_call(&tu->tp);
+
+error:
+	trace_uprobe_free(tu);
+	return ERR_PTR(ret);
+}
+
+/**
+ * destroy_local_trace_uprobe - free a probe made for the perf uprobe PMU
+ * @event_call: what create_local_trace_uprobe() returned
+ *
+ * Context: perf has unregistered the event, so no consumer is left.
+ */
+void destroy_local_trace_uprobe(struct trace_event_call *event_call)
+{
+	struct trace_uprobe *tu = trace_uprobe_primary_from_call(event_call);
+
+	if (!tu)
+		return;
+
+	if (WARN_ON(trace_probe_is_enabled(&tu->tp)))
+		return;
+
+	trace_uprobe_free(tu);
+}
+
+/**
+ * bpf_get_uprobe_info - describe the uprobe behind a perf event, for BPF
+ * @event: the perf event a BPF program is attached to
+ * @fd_type: set to BPF_FD_TYPE_UPROBE or BPF_FD_TYPE_URETPROBE
+ * @filename: set to the probed file's path, as given at creation
+ * @probe_offset: set to the probe's offset in the file
+ * @probe_addr: set to 0: a uprobe has no single address
+ * @perf_type_tracepoint: @event was opened by a tracefs event's id
+ *
+ * Return: 0, or -EINVAL when the event is no (longer a) uprobe event.
+ */
+int bpf_get_uprobe_info(const struct perf_event *event, u32 *fd_type,
+			const char **filename, u64 *probe_offset,
+			u64 *probe_addr, bool perf_type_tracepoint)
+{
+	struct trace_event_call *call = event->tp_event;
+	struct trace_uprobe *tu;
+
+	if (perf_type_tracepoint)
+		tu = trace_uprobe_find(trace_event_name(call),
+				       call->class->system);
+	else
+		tu = trace_uprobe_primary_from_call(call);
+	if (!tu)
+		return -EINVAL;
+
+	*fd_type = tu->is_return ? BPF_FD_TYPE_URETPROBE : BPF_FD_TYPE_UPROBE;
+	*filename = tu->filename;
+	*probe_offset = tu->offset;
+	*probe_addr = 0;
+	return 0;
+}
