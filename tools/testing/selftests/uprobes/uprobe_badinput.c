@@ -196,28 +196,6 @@ TEST_F(place, offset_past_eof_refused)
 	EXPECT_EQ(2, ut_okval(r));
 }
 
-/*
- * An instruction that cannot be probed (the program's own int3) is refused
- * when a process maps it, and that process is left as it was.
- */
-TEST_F(place, int3_instruction_refused)
-{
-	struct ut_target *t;
-	char r[256];
-	long off;
-	int err;
-
-	UT_SYM(off, self->target, "ut_int3");
-	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "ping");
-	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
-	err = ut_ctx_enable(&self->c, 0, true);
-	EXPECT_EQ(-524, err) TH_LOG("enabling a probe on int3: %s (%d), not ENOTSUPP",
-				    err ? strerror(-err) : "success", err);
-	EXPECT_UNTOUCHED(t, "ut_int3", off);
-	EXPECT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, 0)));
-}
-
 /* An enabled event refuses removal with EBUSY and keeps working. */
 TEST_F(place, busy_event_refuses_removal)
 {
@@ -285,6 +263,64 @@ TEST_F(place, same_name_other_arguments_refused)
 TEST_F(place, same_name_other_probe_type_refused)
 {
 	clash(_metadata, self, 'r', 0, NULL, "Probe type is different from existing probe");
+}
+
+/* ------------------------------------------------------------------ */
+/* Instructions that cannot be probed                                  */
+/* ------------------------------------------------------------------ */
+
+/*
+ * Probes on these parse, but enabling one while a process maps the file
+ * fails with ENOTSUPP (524), and the process is left as it was, with a
+ * probe elsewhere still working.
+ */
+FIXTURE(insn) {
+	struct ut_ctx c;
+	char target[PATH_MAX];
+};
+
+FIXTURE_VARIANT(insn) {
+	const char *sym;
+};
+
+FIXTURE_VARIANT_ADD(insn, int3) { .sym = "ut_int3" };
+FIXTURE_VARIANT_ADD(insn, hlt) { .sym = "ut_never_hlt" };
+FIXTURE_VARIANT_ADD(insn, int_0x80) { .sym = "ut_never_int80" };
+FIXTURE_VARIANT_ADD(insn, in_port) { .sym = "ut_never_in" };
+FIXTURE_VARIANT_ADD(insn, int1) { .sym = "ut_never_int1" };
+
+FIXTURE_SETUP(insn)
+{
+	ut_ctx_init(&self->c, GRP, _metadata->name);
+	ut_path(self->target, sizeof(self->target), "uprobe_target");
+}
+
+FIXTURE_TEARDOWN(insn)
+{
+	ut_ctx_cleanup(&self->c);
+}
+
+TEST_F(insn, refused_when_enabled_and_process_untouched)
+{
+	struct ut_target *t;
+	char r[256];
+	long off, off2;
+	int err;
+
+	UT_SYM(off, self->target, variant->sym);
+	UT_SYM(off2, self->target, "ut_lea");
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "ping");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	err = ut_ctx_enable(&self->c, 0, true);
+	EXPECT_EQ(-524, err) TH_LOG("enabling a probe on %s: %s (%d), not ENOTSUPP",
+				    variant->sym, err ? strerror(-err) : "success", err);
+	EXPECT_UNTOUCHED(t, variant->sym, off);
+	EXPECT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, 0)));
+	UT_PROBE(1, 'p', self->target, off2, NULL, NULL);
+	UT_ENABLE(1, true);
+	UT_CMD(t, r, "call ut_lea 3 1 1");
+	EXPECT_EQ(3, UT_HITS(1));
 }
 
 UT_HARNESS_MAIN

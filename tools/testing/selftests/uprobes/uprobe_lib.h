@@ -429,10 +429,12 @@ static inline int ut_last_error(char *msg, size_t len, int *caret, char *cmd, si
 /* ELF: symbol and SDT note file offsets                               */
 /* ------------------------------------------------------------------ */
 
+/* A mapped ELF file, 64-bit or (for the compat target) 32-bit. */
 struct ut_elf {
 	void *map;
 	size_t size;
 	Elf64_Ehdr *eh;
+	Elf32_Ehdr *eh32;	/* set instead of @eh for a 32-bit file */
 };
 
 static inline int ut_elf_open(struct ut_elf *e, const char *path)
@@ -453,9 +455,14 @@ static inline int ut_elf_open(struct ut_elf *e, const char *path)
 		return -errno;
 	e->eh = e->map;
 	if (memcmp(e->eh->e_ident, ELFMAG, SELFMAG) ||
-	    e->eh->e_ident[EI_CLASS] != ELFCLASS64) {
+	    (e->eh->e_ident[EI_CLASS] != ELFCLASS64 &&
+	     e->eh->e_ident[EI_CLASS] != ELFCLASS32)) {
 		munmap(e->map, e->size);
 		return -ENOEXEC;
+	}
+	if (e->eh->e_ident[EI_CLASS] == ELFCLASS32) {
+		e->eh32 = e->map;
+		e->eh = NULL;
 	}
 	return 0;
 }
@@ -468,9 +475,19 @@ static inline void ut_elf_close(struct ut_elf *e)
 /* File offset of virtual address @va, through the PT_LOAD headers. */
 static inline long ut_elf_va2off(struct ut_elf *e, uint64_t va)
 {
-	Elf64_Phdr *ph = (Elf64_Phdr *)((char *)e->map + e->eh->e_phoff);
+	Elf64_Phdr *ph;
 	int i;
 
+	if (e->eh32) {
+		Elf32_Phdr *p = (Elf32_Phdr *)((char *)e->map + e->eh32->e_phoff);
+
+		for (i = 0; i < e->eh32->e_phnum; i++)
+			if (p[i].p_type == PT_LOAD && va >= p[i].p_vaddr &&
+			    va < p[i].p_vaddr + p[i].p_filesz)
+				return va - p[i].p_vaddr + p[i].p_offset;
+		return -1;
+	}
+	ph = (Elf64_Phdr *)((char *)e->map + e->eh->e_phoff);
 	for (i = 0; i < e->eh->e_phnum; i++) {
 		if (ph[i].p_type != PT_LOAD)
 			continue;
@@ -485,11 +502,33 @@ static inline Elf64_Shdr *ut_elf_shdr(struct ut_elf *e, int i)
 	return (Elf64_Shdr *)((char *)e->map + e->eh->e_shoff) + i;
 }
 
+/* The same for a 32-bit file. */
+static inline uint64_t ut_elf32_sym(struct ut_elf *e, const char *sym)
+{
+	Elf32_Shdr *sh = (Elf32_Shdr *)((char *)e->map + e->eh32->e_shoff);
+	int i;
+
+	for (i = 0; i < e->eh32->e_shnum; i++) {
+		Elf32_Sym *s = (Elf32_Sym *)((char *)e->map + sh[i].sh_offset);
+		const char *str = (char *)e->map + sh[sh[i].sh_link].sh_offset;
+		size_t j;
+
+		if (sh[i].sh_type != SHT_SYMTAB)
+			continue;
+		for (j = 0; j < sh[i].sh_size / sizeof(*s); j++)
+			if (s[j].st_value && !strcmp(str + s[j].st_name, sym))
+				return s[j].st_value;
+	}
+	return 0;
+}
+
 /* Virtual address of symbol @sym (symtab first, then dynsym), or 0. */
 static inline uint64_t ut_elf_sym(struct ut_elf *e, const char *sym)
 {
 	int pass, i;
 
+	if (e->eh32)
+		return ut_elf32_sym(e, sym);
 	for (pass = 0; pass < 2; pass++) {
 		for (i = 0; i < e->eh->e_shnum; i++) {
 			Elf64_Shdr *sh = ut_elf_shdr(e, i), *strsh;
@@ -561,7 +600,7 @@ static inline int ut_sdt(const char *path, const char *provider, const char *nam
 
 	if (ut_elf_open(&e, path))
 		return -ENOENT;
-	for (i = 0; i < e.eh->e_shnum && ret; i++) {
+	for (i = 0; e.eh && i < e.eh->e_shnum && ret; i++) {
 		Elf64_Shdr *sh = ut_elf_shdr(&e, i);
 		char *p, *end;
 

@@ -328,7 +328,7 @@ TEST_F(perf, ref_ctr_offset_raises_semaphore_while_open)
 {
 	struct ut_target *t;
 	char r[256];
-	long pc, sema;
+	long pc = 0, sema = 0;
 	int fd;
 
 	NEED_PMU();

@@ -195,7 +195,7 @@ TEST_F(sig, sigkill_during_probed_loop_leaves_nothing)
 	uint64_t before;
 	char r[256], want[32];
 	long off;
-	int st;
+	int st, i;
 
 	UT_SYM(off, self->target, "ut_lea");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
@@ -204,11 +204,13 @@ TEST_F(sig, sigkill_during_probed_loop_leaves_nothing)
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
 	ASSERT_EQ(0, ut_target_send(t, "threads ut_lea 2 100000000 1 1"));
-	usleep(300000);
+	/* kill it once its threads are in the loop, hitting the probe */
+	for (i = 0; i < 1000 && UT_HITS(0) < 100; i++)
+		usleep(10000);
+	ASSERT_LE(100, UT_HITS(0)) TH_LOG("the loop never got going");
 	kill(t->pid, SIGKILL);
 	st = ut_target_stop(t);
 	EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGKILL) TH_LOG("status 0x%x", st);
-	EXPECT_LT(0, UT_HITS(0));
 	UT_ENABLE(0, false);
 	EXPECT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, 0)));
 	EXPECT_EQ(before, ut_file_hash(self->target));

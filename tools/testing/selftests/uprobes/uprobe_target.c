@@ -375,9 +375,10 @@ static void *lookup(const char *name)
 	for (f = fns; f->name; f++)
 		if (!strcmp(f->name, name))
 			return f->fn;
-	if (lib)
+	if (lib && dlsym(lib, name))
 		return dlsym(lib, name);
-	return NULL;
+	/* anything else we export (we are linked with -rdynamic) */
+	return dlsym(RTLD_DEFAULT, name);
 }
 
 static char dir[PATH_MAX - 64];
