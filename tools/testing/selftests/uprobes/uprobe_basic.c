@@ -524,6 +524,68 @@ TEST_F(basic, sdt_semaphore_per_process)
 	EXPECT_STREQ("ok 0", r);
 }
 
+/* A child forked while the SDT probe is enabled has its semaphore set. */
+TEST_F(basic, sdt_semaphore_set_in_fork_child)
+{
+	struct ut_target *t;
+	char r[256], ref[64];
+	long pc, sema;
+	int child;
+
+	UT_SDT(pc, sema);
+	snprintf(ref, sizeof(ref), "(0x%lx)", sema);
+	UT_PROBE(0, 'p', self->target, pc, ref, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "forkpause ut_sdt");
+	child = ut_okval(r);
+	UT_CMD(t, r, "release");
+	/* "release" reports the byte at ut_sdt and ut_sdt(1): sites seen enabled */
+	EXPECT_EQ(0, strcmp(r + strlen(r) - 2, " 1")) TH_LOG("the child: %s", r);
+	EXPECT_EQ(1, UT_LINES(0, child));
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 1", r) TH_LOG("the parent's semaphore");
+}
+
+/* Disabling lowers the semaphore in a forked child too. */
+TEST_F(basic, sdt_semaphore_lowered_in_fork_child)
+{
+	struct ut_target *t;
+	char r[256], ref[64];
+	long pc, sema;
+
+	UT_SDT(pc, sema);
+	snprintf(ref, sizeof(ref), "(0x%lx)", sema);
+	UT_PROBE(0, 'p', self->target, pc, ref, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "forkpause ut_sdt");
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "release");
+	EXPECT_EQ(0, strcmp(r + strlen(r) - 2, " 0")) TH_LOG("the child: %s", r);
+	EXPECT_EQ(0, UT_HITS(0));
+}
+
+/* A program that clears its own semaphore never sees it go below zero. */
+TEST_F(basic, sdt_semaphore_never_driven_below_zero)
+{
+	struct ut_target *t;
+	char r[256], ref[64];
+	long pc, sema;
+
+	UT_SDT(pc, sema);
+	snprintf(ref, sizeof(ref), "(0x%lx)", sema);
+	UT_PROBE(0, 'p', self->target, pc, ref, NULL);
+	UT_START(t, "uprobe_target", NULL);
+	UT_ENABLE(0, true);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 1", r);
+	UT_CMD(t, r, "setsema 0");
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "sema");
+	EXPECT_STREQ("ok 0", r) TH_LOG("semaphore after disable, cleared by the program");
+}
+
 /* A process that exits with the probe enabled leaves it working for others. */
 TEST_F(basic, process_exit_leaves_probe_working)
 {
@@ -617,6 +679,74 @@ TEST_F(basic, unnamed_event_gets_automatic_name)
 	ASSERT_EQ(0, ut_probe_add(def));
 	EXPECT_TRUE(ut_event_exists("uprobes", name)) TH_LOG("no event uprobes/%s", name);
 	EXPECT_EQ(0, ut_probe_del("uprobes", name));
+}
+
+/* Each event has its control files, and its format names its fields. */
+TEST_F(basic, event_has_control_files_and_format)
+{
+	static const char *const files[] = { "enable", "filter", "trigger", "format", "id" };
+	char p[PATH_MAX], f[256], *fmt;
+	unsigned int i;
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, "first=%di:s64 second=+0(%si):string");
+	for (i = 0; i < ARRAY_SIZE(files); i++) {
+		snprintf(f, sizeof(f), "events/%s/%s/%s", GRP, ut_ev(&self->c, 0), files[i]);
+		ut_tpath(p, sizeof(p), f);
+		EXPECT_EQ(0, access(p, F_OK)) TH_LOG("no %s", f);
+	}
+	snprintf(f, sizeof(f), "events/%s/%s/format", GRP, ut_ev(&self->c, 0));
+	fmt = ut_read(f);
+	ASSERT_NE(NULL, fmt);
+	EXPECT_NE(NULL, strstr(fmt, "s64 first;")) TH_LOG("format:\n%s", fmt);
+	EXPECT_NE(NULL, strstr(fmt, "second;")) TH_LOG("format:\n%s", fmt);
+	free(fmt);
+}
+
+/* dynamic_events defines and removes uprobe events like uprobe_events. */
+TEST_F(basic, dynamic_events_defines_and_removes_uprobes)
+{
+	struct ut_target *t;
+	char def[PATH_MAX + 128], r[256], *list;
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	snprintf(def, sizeof(def), "p:%s/%s %s:0x%lx", GRP, ut_ev(&self->c, 0),
+		 self->target, off);
+	ASSERT_EQ(0, ut_append("dynamic_events", def));
+	snprintf(self->c.ev[self->c.nev++], sizeof(self->c.ev[0]), "%s", ut_ev(&self->c, 0));
+	list = ut_read("uprobe_events");
+	ASSERT_NE(NULL, list);
+	EXPECT_NE(NULL, strstr(list, ut_ev(&self->c, 0))) TH_LOG("uprobe_events: %s", list);
+	free(list);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_lea 4 1 1");
+	EXPECT_EQ(4, UT_HITS(0));
+	UT_ENABLE(0, false);
+	snprintf(def, sizeof(def), "-:%s/%s", GRP, ut_ev(&self->c, 0));
+	EXPECT_EQ(0, ut_append("dynamic_events", def));
+	EXPECT_FALSE(ut_event_exists(GRP, ut_ev(&self->c, 0)));
+}
+
+/* Opening uprobe_events with truncation removes every uprobe event. */
+TEST_F(basic, truncating_uprobe_events_removes_all)
+{
+	char *list;
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_PROBE(1, 'r', self->target, off, NULL, NULL);
+	ASSERT_EQ(0, ut_write("uprobe_events", ""));
+	EXPECT_FALSE(ut_event_exists(GRP, ut_ev(&self->c, 0)));
+	EXPECT_FALSE(ut_event_exists(GRP, ut_ev(&self->c, 1)));
+	list = ut_read("uprobe_events");
+	ASSERT_NE(NULL, list);
+	EXPECT_STREQ("", list);
+	free(list);
+	self->c.nev = 0;
 }
 
 UT_HARNESS_MAIN

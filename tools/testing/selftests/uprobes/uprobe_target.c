@@ -755,6 +755,10 @@ static void run(char *line)
 
 		printf(mprotect(alias, alias_len, prot) ? "err %s\n" : "ok\n",
 		       strerror(errno));
+	} else if (!strcmp(argv[0], "setsema") && argc >= 2) {
+		/* setsema V: the program writes its own semaphore */
+		*(volatile unsigned short *)&ust_tick_semaphore = parse(argv[1]);
+		printf("ok\n");
 	} else if (!strcmp(argv[0], "sema")) {
 		printf("ok %u\n", *(volatile unsigned short *)&ust_tick_semaphore);
 	} else if (!strcmp(argv[0], "sigloop") && argc >= 4) {
