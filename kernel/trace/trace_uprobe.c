@@ -56,21 +56,8 @@
 /* Records up to this size are built on the stack, bigger ones in a kmalloc. */
 #define UPROBE_RECORD_ONSTACK	128
 
-static int trace_uprobe_create(const char *raw_command);
-static int trace_uprobe_show(struct seq_file *m, struct dyn_event *ev);
-static int trace_uprobe_release(struct dyn_event *ev);
-static bool trace_uprobe_is_busy(struct dyn_event *ev);
-static bool trace_uprobe_match(const char *system, const char *event,
-			       int argc, const char **argv,
-			       struct dyn_event *ev);
-
-static struct dyn_event_operations trace_uprobe_ops = {
-	.create = trace_uprobe_create,
-	.show = trace_uprobe_show,
-	.is_busy = trace_uprobe_is_busy,
-	.free = trace_uprobe_release,
-	.match = trace_uprobe_match,
-};
+/* Our type of dynamic event; its methods are defined further down. */
+static struct dyn_event_operations trace_uprobe_ops;
 
 static bool is_trace_uprobe(struct dyn_event *ev)
 {
@@ -81,10 +68,6 @@ static struct trace_uprobe *to_trace_uprobe(struct dyn_event *ev)
 {
 	return container_of(ev, struct trace_uprobe, devent);
 }
-
-#define for_each_trace_uprobe(pos, dpos)	\
-	for_each_dyn_event(dpos)		\
-		if (is_trace_uprobe(dpos) && (pos = to_trace_uprobe(dpos)))
 
 /* The probe points of the event @tp belongs to, @tp included. */
 #define for_each_sibling(pos, probe)	\
@@ -207,10 +190,14 @@ struct trace_uprobe *trace_uprobe_find(const char *event, const char *group)
 	struct dyn_event *pos;
 	struct trace_uprobe *tu;
 
-	for_each_trace_uprobe(tu, pos)
+	for_each_dyn_event(pos) {
+		if (!is_trace_uprobe(pos))
+			continue;
+		tu = to_trace_uprobe(pos);
 		if (!strcmp(trace_probe_name(&tu->tp), event) &&
 		    !strcmp(trace_probe_group_name(&tu->tp), group))
 			return tu;
+	}
 
 	return NULL;
 }
@@ -432,44 +419,57 @@ static bool same_place(struct trace_uprobe *a, struct trace_uprobe *b)
 	       a->offset == b->offset;
 }
 
-/* @to's event already has a probe point exactly like @tu. */
-static bool event_has_same_probe(struct trace_uprobe *to,
-				 struct trace_uprobe *tu)
+static bool same_arg_bodies(struct trace_uprobe *a, struct trace_uprobe *b)
 {
-	struct trace_uprobe *pos;
 	int i;
 
-	for_each_sibling(pos, &to->tp) {
-		if (!same_place(pos, tu))
-			continue;
-		/* Names and types were compared already; compare the bodies. */
-		for (i = 0; i < pos->tp.nr_args; i++)
-			if (strcmp(pos->tp.args[i].comm, tu->tp.args[i].comm))
-				break;
-		if (i == pos->tp.nr_args)
-			return true;
-	}
-	return false;
+	for (i = 0; i < a->tp.nr_args; i++)
+		if (strcmp(a->tp.args[i].comm, b->tp.args[i].comm))
+			return false;
+	return true;
 }
 
-static int append_trace_uprobe(struct trace_uprobe *tu, struct trace_uprobe *to)
+/*
+ * Whether @tu may join the event of @to as one more probe point: only as
+ * the same kind of probe, with the same argument names and types (one
+ * format for all the points), and not as a copy of a point it has.
+ */
+static int may_join(struct trace_uprobe *tu, struct trace_uprobe *to)
 {
-	int ret;
+	struct trace_uprobe *pos;
+	int diff;
 
-	ret = trace_probe_compare_arg_type(&tu->tp, &to->tp);
-	if (ret) {
-		/* The fetch arguments start at argv[2]. */
-		trace_probe_log_set_index(ret + 1);
+	if (tu->is_return != to->is_return) {
+		trace_probe_log_set_index(0);
+		trace_probe_log_err(0, DIFF_PROBE_TYPE);
+		return -EEXIST;
+	}
+
+	diff = trace_probe_compare_arg_type(&tu->tp, &to->tp);
+	if (diff) {
+		/* @diff counts arguments from 1, and they start at argv[2]. */
+		trace_probe_log_set_index(diff + 1);
 		trace_probe_log_err(0, DIFF_ARG_TYPE);
 		return -EEXIST;
 	}
-	if (event_has_same_probe(to, tu)) {
-		trace_probe_log_set_index(0);
-		trace_probe_log_err(0, SAME_PROBE);
-		return -EEXIST;
-	}
 
-	ret = trace_probe_append(&tu->tp, &to->tp);
+	for_each_sibling(pos, &to->tp) {
+		if (same_place(pos, tu) && same_arg_bodies(pos, tu)) {
+			trace_probe_log_set_index(0);
+			trace_probe_log_err(0, SAME_PROBE);
+			return -EEXIST;
+		}
+	}
+	return 0;
+}
+
+static int join_event(struct trace_uprobe *tu, struct trace_uprobe *to)
+{
+	int ret;
+
+	ret = may_join(tu, to);
+	if (!ret)
+		ret = trace_probe_append(&tu->tp, &to->tp);
 	if (ret)
 		return ret;
 
@@ -496,7 +496,10 @@ static bool ref_ctr_conflicts(struct trace_uprobe *tu)
 	struct dyn_event *pos;
 	struct trace_uprobe *other;
 
-	for_each_trace_uprobe(other, pos) {
+	for_each_dyn_event(pos) {
+		if (!is_trace_uprobe(pos))
+			continue;
+		other = to_trace_uprobe(pos);
 		if (!same_place(other, tu))
 			continue;
 		if (other->ref_ctr_offset != tu->ref_ctr_offset)
@@ -521,60 +524,26 @@ static int register_trace_uprobe(struct trace_uprobe *tu)
 	old = trace_uprobe_find(trace_probe_name(&tu->tp),
 				trace_probe_group_name(&tu->tp));
 	if (old) {
-		if (old->is_return != tu->is_return) {
-			trace_probe_log_set_index(0);
-			trace_probe_log_err(0, DIFF_PROBE_TYPE);
-			ret = -EEXIST;
-		} else {
-			ret = append_trace_uprobe(tu, old);
-		}
+		ret = join_event(tu, old);
 		goto out;
 	}
 
+	/* A new event: its name must be free among all trace events. */
 	trace_uprobe_init_event_call(tu);
 	ret = trace_probe_register_event_call(&tu->tp);
-	if (ret) {
-		if (ret == -EEXIST) {
-			trace_probe_log_set_index(0);
-			trace_probe_log_err(0, EVENT_EXIST);
-		} else {
-			pr_warn("Failed to register probe event(%d)\n", ret);
-		}
-		goto out;
+	if (ret == -EEXIST) {
+		trace_probe_log_set_index(0);
+		trace_probe_log_err(0, EVENT_EXIST);
+	} else if (ret) {
+		pr_warn("cannot register event %s/%s: %d\n",
+			trace_probe_group_name(&tu->tp),
+			trace_probe_name(&tu->tp), ret);
+	} else {
+		dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
 	}
-
-	dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
 out:
 	mutex_unlock(&event_mutex);
 	return ret;
-}
-
-static int unregister_trace_uprobe(struct trace_uprobe *tu)
-{
-	int ret;
-
-	lockdep_assert_held(&event_mutex);
-
-	/* One point of several may go even while the event is enabled. */
-	if (trace_probe_has_sibling(&tu->tp))
-		goto unlink;
-
-	if (trace_probe_is_enabled(&tu->tp))
-		return -EBUSY;
-
-	/* Somebody (perf, an open format file) holds the event. */
-	if (trace_event_dyn_busy(trace_probe_event_call(&tu->tp)))
-		return -EBUSY;
-
-	ret = trace_probe_unregister_event_call(&tu->tp);
-	if (ret)
-		return ret;
-
-unlink:
-	trace_uprobe_unregister_consumer(tu);
-	dyn_event_remove(&tu->devent);
-	trace_probe_unlink(&tu->tp);
-	return 0;
 }
 
 /*
@@ -674,31 +643,23 @@ static int __trace_uprobe_create(int argc, const char **argv)
 	unsigned long offset = 0, ref_ctr_offset = 0;
 	struct trace_uprobe *tu = NULL;
 	char *place = NULL, *offs;
-	bool is_return = false;
 	unsigned int flags;
 	struct path path;
+	bool is_return;
 	int i, ret;
 
-	switch (argv[0][0]) {
-	case 'r':
-		is_return = true;
-		break;
-	case 'p':
-		break;
-	default:
-		return -ECANCELED;
-	}
-	if (argc < 2)
-		return -ECANCELED;
-
 	/*
-	 * A place is a path with a slash, a colon and a number after the
-	 * last colon: anything else is another kind of probe's syntax (or no
-	 * syntax at all, rejected without an error log, as in 6.1).
+	 * "p" or "r", then a place: a path with a slash, a colon and a number
+	 * after the last colon.  Anything else is another kind of probe's
+	 * syntax (or no syntax at all, rejected without an error log, as in
+	 * 6.1).
 	 */
+	if (argc < 2 || !argv[0][0] || !strchr("pr", argv[0][0]))
+		return -ECANCELED;
 	offs = strrchr(argv[1], ':');
 	if (!strchr(argv[1], '/') || !offs || !isdigit(offs[1]))
 		return -ECANCELED;
+	is_return = argv[0][0] == 'r';
 
 	trace_probe_log_init("trace_uprobe", argc, argv);
 	trace_probe_log_set_index(1);
@@ -773,9 +734,9 @@ static int __trace_uprobe_create(int argc, const char **argv)
 		goto out;
 
 	ret = register_trace_uprobe(tu);
-	if (!ret)
+	if (!ret) {
 		tu = NULL;
-	else if (ret != -ENOMEM && ret != -EEXIST && ret != -EINVAL) {
+	} else if (ret != -ENOMEM && ret != -EEXIST && ret != -EINVAL) {
 		trace_probe_log_set_index(1);
 		trace_probe_log_err(0, FAIL_REG_PROBE);
 	}
@@ -786,31 +747,49 @@ out:
 	return ret;
 }
 
+/* dyn_event_operations.create: split the line into words and parse. */
 static int trace_uprobe_create(const char *raw_command)
 {
 	return trace_probe_create(raw_command, __trace_uprobe_create);
 }
 
-static int create_or_delete_trace_uprobe(const char *raw_command)
+/* A line written to uprobe_events: a deletion or a definition. */
+static int create_or_delete_trace_uprobe(const char *line)
 {
-	int ret;
+	int ret = line[0] == '-' ? dyn_event_release(line, &trace_uprobe_ops) :
+				   dyn_event_create(line, &trace_uprobe_ops);
 
-	if (raw_command[0] == '-')
-		return dyn_event_release(raw_command, &trace_uprobe_ops);
-
-	ret = dyn_event_create(raw_command, &trace_uprobe_ops);
+	/* Not a uprobe definition at all: plain EINVAL, nothing logged. */
 	return ret == -ECANCELED ? -EINVAL : ret;
 }
 
+/*
+ * Remove one probe point.  A point that shares its event with others may
+ * go at any time; the last one takes the event along, and only when
+ * nothing uses the event (enabled, or held by perf or an open file).
+ */
 static int trace_uprobe_release(struct dyn_event *ev)
 {
 	struct trace_uprobe *tu = to_trace_uprobe(ev);
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
 	int ret;
 
-	ret = unregister_trace_uprobe(tu);
-	if (!ret)
-		trace_uprobe_free(tu);
-	return ret;
+	lockdep_assert_held(&event_mutex);
+
+	if (!trace_probe_has_sibling(&tu->tp)) {
+		if (trace_probe_is_enabled(&tu->tp) ||
+		    trace_event_dyn_busy(call))
+			return -EBUSY;
+		ret = trace_probe_unregister_event_call(&tu->tp);
+		if (ret)
+			return ret;
+	}
+
+	trace_uprobe_unregister_consumer(tu);
+	dyn_event_remove(&tu->devent);
+	trace_probe_unlink(&tu->tp);
+	trace_uprobe_free(tu);
+	return 0;
 }
 
 static bool trace_uprobe_is_busy(struct dyn_event *ev)
@@ -818,123 +797,76 @@ static bool trace_uprobe_is_busy(struct dyn_event *ev)
 	return trace_probe_is_enabled(&to_trace_uprobe(ev)->tp);
 }
 
-/* The place as the definition listing shows it. */
-static int format_place(char *buf, size_t len, struct trace_uprobe *tu)
+/*
+ * The place as the listings show it and as a deletion must name it: the
+ * path as given, the offset in 16 hex digits, the counter if any.
+ */
+static char *place_string(struct trace_uprobe *tu)
 {
-	int n;
+	const int digits = sizeof(unsigned long) * 2;
 
-	n = snprintf(buf, len, "%s:0x%0*lx", tu->filename,
-		     (int)(sizeof(void *) * 2), tu->offset);
 	if (tu->ref_ctr_offset)
-		n += snprintf(buf + n, len > n ? len - n : 0, "(0x%lx)",
-			      tu->ref_ctr_offset);
-	return n;
+		return kasprintf(GFP_KERNEL, "%s:0x%0*lx(0x%lx)", tu->filename,
+				 digits, tu->offset, tu->ref_ctr_offset);
+	return kasprintf(GFP_KERNEL, "%s:0x%0*lx", tu->filename, digits,
+			 tu->offset);
 }
 
-static bool trace_uprobe_match_command_head(struct trace_uprobe *tu,
-					    int argc, const char **argv)
-{
-	char *buf;
-	size_t len;
-	bool ret;
-
-	if (!argc)
-		return true;
-
-	len = strlen(tu->filename) + 48;
-	buf = kmalloc(len, GFP_KERNEL);
-	if (!buf)
-		return false;
-	format_place(buf, len, tu);
-	ret = !strcmp(buf, argv[0]);
-	kfree(buf);
-	if (!ret)
-		return false;
-
-	return trace_probe_match_command_args(&tu->tp, argc - 1, argv + 1);
-}
-
+/*
+ * "-:[GRP/]EVENT [PLACE [ARGS]]": an empty event name matches the whole
+ * group; a place and leading arguments, when given, narrow it down to
+ * the probe points defined that way.
+ */
 static bool trace_uprobe_match(const char *system, const char *event,
 			       int argc, const char **argv,
 			       struct dyn_event *ev)
 {
 	struct trace_uprobe *tu = to_trace_uprobe(ev);
+	char *place;
+	bool same;
 
-	return (event[0] == '\0' ||
-		!strcmp(trace_probe_name(&tu->tp), event)) &&
-	       (!system || !strcmp(trace_probe_group_name(&tu->tp), system)) &&
-	       trace_uprobe_match_command_head(tu, argc, argv);
+	if (event[0] && strcmp(event, trace_probe_name(&tu->tp)))
+		return false;
+	if (system && strcmp(system, trace_probe_group_name(&tu->tp)))
+		return false;
+	if (!argc)
+		return true;
+
+	place = place_string(tu);
+	same = place && !strcmp(place, argv[0]);
+	kfree(place);
+
+	return same && trace_probe_match_command_args(&tu->tp, argc - 1,
+						      argv + 1);
 }
 
+/* One line of uprobe_events (and dynamic_events): the definition. */
 static int trace_uprobe_show(struct seq_file *m, struct dyn_event *ev)
 {
 	struct trace_uprobe *tu = to_trace_uprobe(ev);
-	int i;
+	struct probe_arg *arg;
+	char *place;
 
-	seq_printf(m, "%c:%s/%s %s:0x%0*lx", tu->is_return ? 'r' : 'p',
+	place = place_string(tu);
+	if (!place)
+		return -ENOMEM;
+	seq_printf(m, "%c:%s/%s %s", tu->is_return ? 'r' : 'p',
 		   trace_probe_group_name(&tu->tp), trace_probe_name(&tu->tp),
-		   tu->filename, (int)(sizeof(void *) * 2), tu->offset);
-	if (tu->ref_ctr_offset)
-		seq_printf(m, "(0x%lx)", tu->ref_ctr_offset);
+		   place);
+	kfree(place);
 
-	for (i = 0; i < tu->tp.nr_args; i++)
-		seq_printf(m, " %s=%s", tu->tp.args[i].name, tu->tp.args[i].comm);
+	for (arg = tu->tp.args; arg < tu->tp.args + tu->tp.nr_args; arg++)
+		seq_printf(m, " %s=%s", arg->name, arg->comm);
 	seq_putc(m, '\n');
-
 	return 0;
 }
 
-/* tracefs: uprobe_events and uprobe_profile */
-
-static int probes_seq_show(struct seq_file *m, void *v)
-{
-	struct dyn_event *ev = v;
-
-	if (!is_trace_uprobe(ev))
-		return 0;
-
-	return trace_uprobe_show(m, ev);
-}
-
-static const struct seq_operations probes_seq_op = {
-	.start	= dyn_event_seq_start,
-	.next	= dyn_event_seq_next,
-	.stop	= dyn_event_seq_stop,
-	.show	= probes_seq_show,
-};
-
-static int probes_open(struct inode *inode, struct file *file)
-{
-	int ret;
-
-	ret = security_locked_down(LOCKDOWN_TRACEFS);
-	if (ret)
-		return ret;
-
-	/* "echo ... > uprobe_events" starts from an empty list. */
-	if ((file->f_mode & FMODE_WRITE) && (file->f_flags & O_TRUNC)) {
-		ret = dyn_events_release_all(&trace_uprobe_ops);
-		if (ret)
-			return ret;
-	}
-
-	return seq_open(file, &probes_seq_op);
-}
-
-static ssize_t probes_write(struct file *file, const char __user *buffer,
-			    size_t count, loff_t *ppos)
-{
-	return trace_parse_run_command(file, buffer, count, ppos,
-				       create_or_delete_trace_uprobe);
-}
-
-static const struct file_operations uprobe_events_ops = {
-	.owner		= THIS_MODULE,
-	.open		= probes_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= seq_release,
-	.write		= probes_write,
+static struct dyn_event_operations trace_uprobe_ops = {
+	.create		= trace_uprobe_create,
+	.match		= trace_uprobe_match,
+	.show		= trace_uprobe_show,
+	.is_busy	= trace_uprobe_is_busy,
+	.free		= trace_uprobe_release,
 };
 
 static unsigned long trace_uprobe_nhit(struct trace_uprobe *tu)
@@ -947,28 +879,46 @@ static unsigned long trace_uprobe_nhit(struct trace_uprobe *tu)
 	return nhit;
 }
 
-static int profile_seq_show(struct seq_file *m, void *v)
+/* One line of uprobe_profile: file, event, hits. */
+static int trace_uprobe_show_hits(struct seq_file *m, struct dyn_event *ev)
 {
-	struct dyn_event *ev = v;
-	struct trace_uprobe *tu;
+	struct trace_uprobe *tu = to_trace_uprobe(ev);
 
-	if (!is_trace_uprobe(ev))
-		return 0;
-
-	tu = to_trace_uprobe(ev);
 	seq_printf(m, "  %s %-44s %15lu\n", tu->filename,
 		   trace_probe_name(&tu->tp), trace_uprobe_nhit(tu));
 	return 0;
 }
 
-static const struct seq_operations profile_seq_op = {
+/*
+ * tracefs: uprobe_events and uprobe_profile are two listings of the same
+ * thing, the uprobes among the dynamic events (walked under event_mutex),
+ * and share their file operations.  Each file's private data, kept by
+ * tracefs in its inode, is its line printer; only uprobe_events takes
+ * writes.
+ */
+typedef int (*uprobe_line_fn)(struct seq_file *m, struct dyn_event *ev);
+
+static bool is_uprobe_events(struct file *file)
+{
+	return file_inode(file)->i_private == trace_uprobe_show;
+}
+
+static int uprobe_list_show(struct seq_file *m, void *v)
+{
+	uprobe_line_fn print_line = m->private;
+	struct dyn_event *ev = v;
+
+	return is_trace_uprobe(ev) ? print_line(m, ev) : 0;
+}
+
+static const struct seq_operations uprobe_list_seq_ops = {
 	.start	= dyn_event_seq_start,
 	.next	= dyn_event_seq_next,
 	.stop	= dyn_event_seq_stop,
-	.show	= profile_seq_show,
+	.show	= uprobe_list_show,
 };
 
-static int profile_open(struct inode *inode, struct file *file)
+static int uprobe_list_open(struct inode *inode, struct file *file)
 {
 	int ret;
 
@@ -976,15 +926,43 @@ static int profile_open(struct inode *inode, struct file *file)
 	if (ret)
 		return ret;
 
-	return seq_open(file, &profile_seq_op);
+	/*
+	 * "echo DEF > uprobe_events" replaces the whole list, all or
+	 * nothing: with one event busy, none is removed (EBUSY).
+	 */
+	if (is_uprobe_events(file) && (file->f_mode & FMODE_WRITE) &&
+	    (file->f_flags & O_TRUNC)) {
+		ret = dyn_events_release_all(&trace_uprobe_ops);
+		if (ret)
+			return ret;
+	}
+
+	ret = seq_open(file, &uprobe_list_seq_ops);
+	if (!ret)
+		((struct seq_file *)file->private_data)->private =
+			inode->i_private;
+	return ret;
 }
 
-static const struct file_operations uprobe_profile_ops = {
-	.owner		= THIS_MODULE,
-	.open		= profile_open,
-	.read		= seq_read,
-	.llseek		= seq_lseek,
-	.release	= seq_release,
+static ssize_t uprobe_list_write(struct file *file, const char __user *ubuf,
+				 size_t count, loff_t *ppos)
+{
+	if (!is_uprobe_events(file))
+		return -EINVAL;
+
+	/* One definition or deletion a line, '#' comments allowed. */
+	return trace_parse_run_command(file, ubuf, count, ppos,
+				       create_or_delete_trace_uprobe);
+}
+
+/*
+ * Reading is plain seq_file.  Never a module (UPROBE_EVENTS is a bool):
+ * no .owner to pin.
+ */
+static const struct file_operations uprobe_list_fops = {
+	.open = uprobe_list_open, .write = uprobe_list_write,
+	.read_iter = seq_read_iter, .llseek = seq_lseek,
+	.release = seq_release,
 };
 
 /*
@@ -1003,27 +981,32 @@ struct uprobe_hit {
 	unsigned long		file_base;
 };
 
-static nokprobe_inline int
-probe_mem_read(void *dest, void *src, size_t size)
+/*
+ * The helpers trace_probe_tmpl.h asks for.  All memory a uprobe reads is
+ * the probed task's, so the plain and the "_user" variants are the same.
+ */
+static const char __user *user_ptr(unsigned long addr)
 {
-	void __user *uaddr = (void __force __user *)src;
-
-	return copy_from_user(dest, uaddr, size) ? -EFAULT : 0;
+	return (const char __user *)addr;
 }
 
-static nokprobe_inline int
-probe_mem_read_user(void *dest, void *src, size_t size)
+static nokprobe_inline int probe_mem_read_user(void *dest, void *src, size_t size)
 {
-	return probe_mem_read(dest, src, size);
+	return copy_from_user(dest, user_ptr((unsigned long)src), size) ?
+	       -EFAULT : 0;
 }
 
-/* The length of the user string at @addr with its NUL, 0 on a fault. */
+static nokprobe_inline int probe_mem_read(void *dest, void *src, size_t size)
+{
+	return probe_mem_read_user(dest, src, size);
+}
+
+/* With its NUL; 0 on a fault; a longer string is cut to the maximum. */
 static nokprobe_inline int fetch_store_strlen_user(unsigned long addr)
 {
-	int len;
+	long len = strnlen_user(user_ptr(addr), MAX_STRING_SIZE);
 
-	len = strnlen_user((const char __user *)addr, MAX_STRING_SIZE);
-	return min(len, MAX_STRING_SIZE);
+	return len > MAX_STRING_SIZE ? MAX_STRING_SIZE : len;
 }
 
 static nokprobe_inline int fetch_store_strlen(unsigned long addr)
@@ -1031,37 +1014,40 @@ static nokprobe_inline int fetch_store_strlen(unsigned long addr)
 	return fetch_store_strlen_user(addr);
 }
 
-/*
- * Copy the user string at @addr into the space the data location at @dest
- * describes, and make that location describe what was stored: the string
- * with its NUL, cut to fit, or nothing (printed as a fault).
- */
-static nokprobe_inline int
-fetch_store_string_user(unsigned long addr, void *dest, void *base)
+/* Make the data location at @dest say that @len bytes were stored. */
+static void set_stored_len(void *dest, int len)
 {
-	u32 loc = *(u32 *)dest;
-	int maxlen = get_loc_len(loc);
-	char *dst = get_loc_data(dest, base);
-	long len;
-
-	if (unlikely(!maxlen))
-		return -ENOMEM;
-
-	len = strncpy_from_user(dst, (const char __user *)addr, maxlen);
-	if (len < 0) {
-		*(u32 *)dest = make_data_loc(0, get_loc_offs(loc));
-		return len;
-	}
-	if (len == maxlen)
-		dst[maxlen - 1] = '\0';
-	else
-		len++;
-	*(u32 *)dest = make_data_loc(len, get_loc_offs(loc));
-	return len;
+	*(u32 *)dest = make_data_loc(len, get_loc_offs(*(u32 *)dest));
 }
 
-static nokprobe_inline int
-fetch_store_string(unsigned long addr, void *dest, void *base)
+/*
+ * Copy the user string at @addr into the room the data location at @dest
+ * describes: the whole string with its NUL, or as much as fits followed
+ * by a NUL, or nothing on a fault (the location then says 0 bytes, which
+ * prints as a fault).
+ */
+static nokprobe_inline int fetch_store_string_user(unsigned long addr, void *dest, void *base)
+{
+	int room = get_loc_len(*(u32 *)dest);
+	char *buf = get_loc_data(dest, base);
+	long copied;
+
+	if (unlikely(!room))
+		return -ENOMEM;
+
+	copied = strncpy_from_user(buf, user_ptr(addr), room);
+	if (copied < 0) {
+		set_stored_len(dest, 0);
+		return copied;
+	}
+	/* No NUL within the room: cut the string to fit. */
+	copied = copied < room ? copied + 1 : room;
+	buf[copied - 1] = '\0';
+	set_stored_len(dest, copied);
+	return copied;
+}
+
+static nokprobe_inline int fetch_store_string(unsigned long addr, void *dest, void *base)
 {
 	return fetch_store_string_user(addr, dest, base);
 }
@@ -1071,8 +1057,8 @@ static int store_kernel_string(const char *str, struct fetch_insn *code,
 			       void *dest, void *base)
 {
 	int len = strlen(str) + 1;
-	u32 loc;
-	int maxlen;
+	int room;
+	char *buf;
 
 	/* The parser gives these a string store and nothing else. */
 	if (code->op != FETCH_OP_ST_STRING || code[1].op != FETCH_OP_END)
@@ -1080,64 +1066,71 @@ static int store_kernel_string(const char *str, struct fetch_insn *code,
 	if (!dest)
 		return len;
 
-	loc = *(u32 *)dest;
-	maxlen = get_loc_len(loc);
-	if (!maxlen)
+	room = get_loc_len(*(u32 *)dest);
+	if (!room)
 		return -ENOMEM;
-	len = min(len, maxlen);
-	memcpy(get_loc_data(dest, base), str, len - 1);
-	((char *)get_loc_data(dest, base))[len - 1] = '\0';
-	*(u32 *)dest = make_data_loc(len, get_loc_offs(loc));
+	len = min(len, room);
+	buf = get_loc_data(dest, base);
+	memcpy(buf, str, len - 1);
+	buf[len - 1] = '\0';
+	set_stored_len(dest, len);
 	return len;
 }
 
-static unsigned long fetch_user_stack(struct pt_regs *regs, unsigned int n)
+/* The word at user address @addr, or 0 if it cannot be read. */
+static unsigned long read_user_word(unsigned long addr)
 {
-	unsigned long __user *sp = (unsigned long __user *)user_stack_pointer(regs);
-	unsigned long val;
+	unsigned long word;
 
-	if (get_user(val, sp + n))
+	if (get_user(word, (unsigned long __user *)addr))
 		return 0;
-	return val;
+	return word;
+}
+
+/*
+ * The first stage of a fetch: a value taken from the hit itself.  Returns
+ * false for an operation that cannot start a uprobe fetch.
+ */
+static bool fetch_context_value(const struct fetch_insn *code,
+				const struct uprobe_hit *hit,
+				unsigned long *val)
+{
+	struct pt_regs *regs = hit->regs;
+	unsigned long sp = user_stack_pointer(regs);
+
+	if (code->op == FETCH_OP_REG)
+		*val = regs_get_register(regs, code->param);
+	else if (code->op == FETCH_OP_STACKP)
+		*val = sp;
+	else if (code->op == FETCH_OP_STACK)
+		*val = read_user_word(sp + code->param * sizeof(long));
+	else if (code->op == FETCH_OP_RETVAL)
+		*val = regs_return_value(regs);
+	else if (code->op == FETCH_OP_IMM)
+		*val = code->immediate;
+	else if (code->op == FETCH_OP_FOFFS)
+		*val = hit->file_base + code->immediate;
+	else
+		return false;
+	return true;
 }
 
 static int
 process_fetch_insn(struct fetch_insn *code, void *rec, void *dest, void *base)
 {
-	struct uprobe_hit *hit = rec;
-	struct pt_regs *regs = hit->regs;
 	unsigned long val;
 
-	/* The first stage: a value from the hit's context. */
-	switch (code->op) {
-	case FETCH_OP_REG:
-		val = regs_get_register(regs, code->param);
-		break;
-	case FETCH_OP_STACK:
-		val = fetch_user_stack(regs, code->param);
-		break;
-	case FETCH_OP_STACKP:
-		val = user_stack_pointer(regs);
-		break;
-	case FETCH_OP_RETVAL:
-		val = regs_return_value(regs);
-		break;
-	case FETCH_OP_IMM:
-		val = code->immediate;
-		break;
-	case FETCH_OP_COMM:
+	/* $comm and immediate strings are stored whole, from kernel memory. */
+	if (code->op == FETCH_OP_COMM)
 		return store_kernel_string(current->comm, code + 1, dest, base);
-	case FETCH_OP_DATA:
+	if (code->op == FETCH_OP_DATA)
 		return store_kernel_string(code->data, code + 1, dest, base);
-	case FETCH_OP_FOFFS:
-		val = hit->file_base + code->immediate;
-		break;
-	default:
-		return -EILSEQ;
-	}
-	code++;
 
-	return process_fetch_insn_bottom(code, val, dest, base);
+	if (!fetch_context_value(code, rec, &val))
+		return -EILSEQ;
+
+	/* Dereferences, the store, bitfields and arrays: the common stages. */
+	return process_fetch_insn_bottom(code + 1, val, dest, base);
 }
 
 /*
@@ -1309,12 +1302,13 @@ static enum print_line_t
 print_uprobe_event(struct trace_iterator *iter, int flags,
 		   struct trace_event *event)
 {
+	struct trace_event_call *call;
 	struct trace_seq *s = &iter->seq;
 	struct trace_probe *tp;
 	u8 *data;
 
-	tp = trace_probe_primary_from_call(container_of(event,
-					   struct trace_event_call, event));
+	call = container_of(event, struct trace_event_call, event);
+	tp = trace_probe_primary_from_call(call);
 	if (WARN_ON_ONCE(!tp))
 		goto out;
 
@@ -1341,55 +1335,66 @@ out:
 	return trace_handle_return(s);
 }
 
-static int uprobe_event_define_fields(struct trace_event_call *event_call)
+static int define_head_field(struct trace_event_call *call, const char *name,
+			     size_t offset)
 {
-	struct uprobe_entry_head field;
-	struct trace_probe *tp;
+	return trace_define_field(call, "unsigned long", name, offset,
+				  sizeof(unsigned long), 0, FILTER_OTHER);
+}
+
+/* The format: the head fields of the probe's kind, then the arguments. */
+static int uprobe_event_define_fields(struct trace_event_call *call)
+{
+	struct trace_probe *tp = trace_probe_primary_from_call(call);
+	size_t head_size;
 	int ret;
 
-	tp = trace_probe_primary_from_call(event_call);
 	if (WARN_ON_ONCE(!tp))
 		return -ENOENT;
 
-	DEFINE_FIELD(unsigned long, ip, FIELD_STRING_IP, 0);
+	if (container_of(tp, struct trace_uprobe, tp)->is_return) {
+		const size_t func = offsetof(struct uretprobe_entry_head, func);
+		const size_t ret_ip = offsetof(struct uretprobe_entry_head,
+					       ret_ip);
 
-	return traceprobe_define_arg_fields(event_call, sizeof(field), tp);
+		ret = define_head_field(call, FIELD_STRING_FUNC, func);
+		if (!ret)
+			ret = define_head_field(call, FIELD_STRING_RETIP, ret_ip);
+		head_size = sizeof(struct uretprobe_entry_head);
+	} else {
+		const size_t ip = offsetof(struct uprobe_entry_head, ip);
+
+		ret = define_head_field(call, FIELD_STRING_IP, ip);
+		head_size = sizeof(struct uprobe_entry_head);
+	}
+
+	return ret ?: traceprobe_define_arg_fields(call, head_size, tp);
 }
 
-static int uretprobe_event_define_fields(struct trace_event_call *event_call)
-{
-	struct uretprobe_entry_head field;
-	struct trace_probe *tp;
-	int ret;
-
-	tp = trace_probe_primary_from_call(event_call);
-	if (WARN_ON_ONCE(!tp))
-		return -ENOENT;
-
-	DEFINE_FIELD(unsigned long, func, FIELD_STRING_FUNC, 0);
-	DEFINE_FIELD(unsigned long, ret_ip, FIELD_STRING_RETIP, 0);
-
-	return traceprobe_define_arg_fields(event_call, sizeof(field), tp);
-}
-
-/* Called by trace_events.c and trace_event_perf.c with event_mutex held. */
+/*
+ * What trace_events.c (tracefs instances) and trace_event_perf.c (perf,
+ * and BPF through it) ask of the event, always under event_mutex.  For
+ * the tracefs requests @data is the instance's file; perf's registration
+ * is for all its events at once, its open and close for one of them.
+ */
 static int trace_uprobe_register(struct trace_event_call *event,
 				 enum trace_reg type, void *data)
 {
 	switch (type) {
 	case TRACE_REG_REGISTER:
-		return probe_event_enable(event, data);
-	case TRACE_REG_UNREGISTER:
-		return probe_event_disable(event, data);
 	case TRACE_REG_PERF_REGISTER:
-		return probe_event_enable(event, NULL);
+		return probe_event_enable(event, type == TRACE_REG_REGISTER ?
+					  data : NULL);
+	case TRACE_REG_UNREGISTER:
 	case TRACE_REG_PERF_UNREGISTER:
-		return probe_event_disable(event, NULL);
+		return probe_event_disable(event, type == TRACE_REG_UNREGISTER ?
+					   data : NULL);
 	case TRACE_REG_PERF_OPEN:
 		return trace_uprobe_perf_open(event, data);
 	case TRACE_REG_PERF_CLOSE:
 		return trace_uprobe_perf_close(event, data);
 	default:
+		/* Perf's add/del: the default per-CPU lists do. */
 		return 0;
 	}
 }
@@ -1401,12 +1406,6 @@ static struct trace_event_functions uprobe_funcs = {
 static struct trace_event_fields uprobe_fields_array[] = {
 	{ .type = TRACE_FUNCTION_TYPE,
 	  .define_fields = uprobe_event_define_fields },
-	{}
-};
-
-static struct trace_event_fields uretprobe_fields_array[] = {
-	{ .type = TRACE_FUNCTION_TYPE,
-	  .define_fields = uretprobe_event_define_fields },
 	{}
 };
 
@@ -1422,28 +1421,37 @@ void trace_uprobe_init_event_call(struct trace_uprobe *tu)
 	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
 
 	call->event.funcs = &uprobe_funcs;
-	call->class->fields_array = tu->is_return ? uretprobe_fields_array :
-						    uprobe_fields_array;
+	call->class->fields_array = uprobe_fields_array;
 	call->flags = TRACE_EVENT_FL_UPROBE | TRACE_EVENT_FL_CAP_ANY;
 	call->class->reg = trace_uprobe_register;
 }
 
+/* The tracefs files: both listings, and which one may be written. */
+static const struct {
+	const char	*name;
+	umode_t		mode;
+	uprobe_line_fn	print_line;
+} uprobe_files[] = {
+	{ "uprobe_events",	TRACE_MODE_WRITE,	trace_uprobe_show },
+	{ "uprobe_profile",	TRACE_MODE_READ,	trace_uprobe_show_hits },
+};
+
+/*
+ * The dynamic-event type is there even when tracefs is not (for the
+ * in-kernel users of dynamic events); the files only with tracefs.
+ */
 static __init int init_uprobe_trace(void)
 {
-	int ret;
+	int i, ret;
 
 	ret = dyn_event_register(&trace_uprobe_ops);
-	if (ret)
+	if (ret || tracing_init_dentry())
 		return ret;
 
-	ret = tracing_init_dentry();
-	if (ret)
-		return 0;
-
-	trace_create_file("uprobe_events", TRACE_MODE_WRITE, NULL,
-			  NULL, &uprobe_events_ops);
-	trace_create_file("uprobe_profile", TRACE_MODE_READ, NULL,
-			  NULL, &uprobe_profile_ops);
+	for (i = 0; i < ARRAY_SIZE(uprobe_files); i++)
+		trace_create_file(uprobe_files[i].name, uprobe_files[i].mode,
+				  NULL, uprobe_files[i].print_line,
+				  &uprobe_list_fops);
 	return 0;
 }
 
