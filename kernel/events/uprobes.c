@@ -1,0 +1,596 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uprobes: the registry of probes and their consumers.
+ *
+ * A probe (struct uprobe) is a file offset of an inode.  Probes live in one
+ * rbtree ordered by (inode address, offset), so that all the probes of a
+ * file sit next to each other and uprobe_mmap() finds those in a mapped
+ * range with one descent.  A probe stays in the tree while it has
+ * consumers; its memory goes away with its last reference, after an SRCU
+ * grace period.
+ *
+ * Locks, outermost first.  Nothing here is taken in the other order.
+ *
+ *  uprobe->register_rwsem (rwsem)
+ *	One probe's consumer list changes, and the walk over the mms that
+ *	installs or removes its breakpoints after the change, under it held
+ *	for write.  The hit path takes it for read only to honour
+ *	UPROBE_HANDLER_REMOVE, which is rare.
+ *  dup_mmap_sem (percpu rwsem, uprobes_install.c)
+ *	fork holds it for read from before it copies an mm until the copy is
+ *	linked; an install or remove walk holds it for write, so that every
+ *	mm is either seen by the walk or copied from one the walk finished.
+ *  mapping->i_mmap_rwsem (read)
+ *	Only while collecting the (mm, address) pairs to visit; dropped
+ *	before any mmap_lock is taken.
+ *  mm->mmap_lock
+ *	Held for write to write or restore a breakpoint in the mm and to add
+ *	an entry to its table (uprobe_mmap() and fork already hold it);
+ *	munmap paths may erase entries of a range they own with it held for
+ *	read, and the hit path's slow lookup re-adds a missing entry for
+ *	read, insert-if-absent only.
+ *  uprobes_analyze_mutex (mutex)
+ *	The one-time arch analysis of a probe's instruction.
+ *  uprobes_treelock (rwlock), the maple tree lock of a bp table,
+ *  xol_area->lock (spinlocks)
+ *	Innermost; nothing is taken inside them, nothing sleeps under them.
+ *
+ * Lockless paths:
+ *  - A hit looks its address up in the mm's bp table under RCU (inside
+ *    the maple tree) and uses the probe and its consumer list under
+ *    uprobes_srcu, which also covers the handler calls.  It writes only
+ *    per-CPU (srcu) and per-thread data unless the instruction must be
+ *    stepped out of line by a thread without an XOL slot, or a return
+ *    probe takes a reference on the probe.
+ *  - Consumer lists are published with release stores and read with
+ *    READ_ONCE() under uprobes_srcu; uprobe_unregister() waits for an SRCU
+ *    grace period (with no lock held) before it returns, so no handler of
+ *    the removed consumer runs after that.
+ *
+ * Memory (x86_64): a probe is a struct uprobe, about 200 bytes (slab
+ * kmalloc-256); a consumer costs nothing here (the caller's structure
+ * carries the link).  See uprobes_install.c, uprobes_xol.c and
+ * uprobes_ret.c for the per-mm and per-thread costs.
+ */
+
+#define pr_fmt(fmt) "uprobes: " fmt
+
+#include <linux/fs.h>
+#include <linux/pagemap.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/srcu.h>
+#include <linux/uprobes.h>
+
+#include "uprobes_internal.h"
+
+DEFINE_SRCU(uprobes_srcu);
+
+static struct rb_root uprobes_tree = RB_ROOT;
+static DEFINE_RWLOCK(uprobes_treelock);
+
+/**
+ * uprobe_key_cmp - order of two probe keys in the registry
+ * @ia: inode of the first key
+ * @oa: offset of the first key
+ * @ib: inode of the second key
+ * @ob: offset of the second key
+ *
+ * Return: <0, 0 or >0 as (@ia, @oa) sorts before, equal to or after
+ * (@ib, @ob): by inode address first, so a file's probes are adjacent.
+ */
+int uprobe_key_cmp(const struct inode *ia, loff_t oa,
+		   const struct inode *ib, loff_t ob)
+{
+	if (ia != ib)
+		return ia < ib ? -1 : 1;
+	if (oa != ob)
+		return oa < ob ? -1 : 1;
+	return 0;
+}
+
+struct uprobe *get_uprobe(struct uprobe *uprobe)
+{
+	refcount_inc(&uprobe->ref);
+	return uprobe;
+}
+
+static void uprobe_free_work(struct work_struct *work)
+{
+	struct uprobe *uprobe = container_of(work, struct uprobe, free_work);
+
+	iput(uprobe->inode);
+	kfree(uprobe);
+}
+
+static void uprobe_free_srcu(struct rcu_head *rcu)
+{
+	struct uprobe *uprobe = container_of(rcu, struct uprobe, rcu);
+
+	/* SRCU callbacks run with bottom halves off; iput() may sleep. */
+	INIT_WORK(&uprobe->free_work, uprobe_free_work);
+	schedule_work(&uprobe->free_work);
+}
+
+/**
+ * put_uprobe - drop a reference on a probe
+ * @uprobe: the probe
+ *
+ * Context: any; the probe is freed after an SRCU grace period, so readers
+ * that found it under uprobes_srcu may keep using it until they leave.
+ */
+void put_uprobe(struct uprobe *uprobe)
+{
+	if (refcount_dec_and_test(&uprobe->ref))
+		call_srcu(&uprobes_srcu, &uprobe->rcu, uprobe_free_srcu);
+}
+
+/**
+ * uprobe_tree_search - the probe at (@inode, @offset) in @root
+ * @root: a tree of probes ordered by uprobe_key_cmp()
+ * @inode: the file
+ * @offset: the offset
+ *
+ * Context: the tree's lock held (for the registry: uprobes_treelock).
+ * Return: the probe or NULL; no reference taken.
+ */
+struct uprobe *uprobe_tree_search(struct rb_root *root, struct inode *inode,
+				  loff_t offset)
+{
+	struct rb_node *n = root->rb_node;
+
+	while (n) {
+		struct uprobe *u = rb_entry(n, struct uprobe, rb_node);
+		int c = uprobe_key_cmp(inode, offset, u->inode, u->offset);
+
+		if (!c)
+			return u;
+		n = c < 0 ? n->rb_left : n->rb_right;
+	}
+	return NULL;
+}
+
+/**
+ * uprobe_tree_insert - put a probe into @root unless its key is there
+ * @root: a tree of probes
+ * @new: the probe
+ *
+ * Context: the tree's lock held for write.
+ * Return: NULL when @new was inserted, else the probe already there.
+ */
+struct uprobe *uprobe_tree_insert(struct rb_root *root, struct uprobe *new)
+{
+	struct rb_node **link = &root->rb_node, *parent = NULL;
+
+	while (*link) {
+		struct uprobe *u = rb_entry(*link, struct uprobe, rb_node);
+		int c = uprobe_key_cmp(new->inode, new->offset,
+				       u->inode, u->offset);
+
+		if (!c)
+			return u;
+		parent = *link;
+		link = c < 0 ? &(*link)->rb_left : &(*link)->rb_right;
+	}
+	rb_link_node(&new->rb_node, parent, link);
+	rb_insert_color(&new->rb_node, root);
+	return NULL;
+}
+
+/**
+ * uprobe_tree_first - the first probe of @inode at or after @start
+ * @root: a tree of probes
+ * @inode: the file
+ * @start: the offset
+ *
+ * Context: the tree's lock held.
+ * Return: its node (which may belong to another inode: check), or NULL.
+ */
+struct rb_node *uprobe_tree_first(struct rb_root *root, struct inode *inode,
+				  loff_t start)
+{
+	struct rb_node *n = root->rb_node, *first = NULL;
+
+	while (n) {
+		struct uprobe *u = rb_entry(n, struct uprobe, rb_node);
+
+		if (uprobe_key_cmp(inode, start, u->inode, u->offset) <= 0) {
+			first = n;
+			n = n->rb_left;
+		} else {
+			n = n->rb_right;
+		}
+	}
+	return first;
+}
+
+/**
+ * uprobe_find - look a probe up in the registry
+ * @inode: the file
+ * @offset: the offset in it
+ *
+ * Return: the probe with a reference the caller must put, or NULL.
+ */
+struct uprobe *uprobe_find(struct inode *inode, loff_t offset)
+{
+	struct uprobe *uprobe;
+
+	read_lock(&uprobes_treelock);
+	uprobe = uprobe_tree_search(&uprobes_tree, inode, offset);
+	if (uprobe)
+		get_uprobe(uprobe);
+	read_unlock(&uprobes_treelock);
+	return uprobe;
+}
+
+/*
+ * A racy peek, good enough to skip the lookup on an mmap: a probe added
+ * meanwhile finds the new mapping in its own walk.
+ */
+bool uprobe_registry_empty(void)
+{
+	return RB_EMPTY_ROOT(&uprobes_tree);
+}
+
+bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end)
+{
+	struct uprobe *u = rb_entry(n, struct uprobe, rb_node);
+
+	return u->inode == inode && u->offset < end;
+}
+
+/**
+ * uprobe_collect_range - the probes of a file range
+ * @inode: the file
+ * @start: first offset
+ * @end: offset past the range
+ * @nr: set to the number of probes returned
+ *
+ * Context: may sleep.
+ * Return: a kmalloc'ed array of probes, each with a reference, or NULL
+ * (with *@nr == 0) when there are none or memory ran out.
+ */
+struct uprobe **uprobe_collect_range(struct inode *inode, loff_t start,
+				     loff_t end, unsigned int *nr)
+{
+	struct uprobe **list = NULL;
+	unsigned int want = 0, got, i;
+	struct rb_node *n;
+
+	*nr = 0;
+	for (;;) {
+		got = 0;
+		read_lock(&uprobes_treelock);
+		for (n = uprobe_tree_first(&uprobes_tree, inode, start);
+		     n && uprobe_in_range(n, inode, end); n = rb_next(n)) {
+			if (got < want)
+				list[got] = get_uprobe(rb_entry(n, struct uprobe, rb_node));
+			got++;
+		}
+		read_unlock(&uprobes_treelock);
+		if (got <= want)
+			break;
+		/* The array is too small (or not there yet): grow and retry. */
+		for (i = 0; i < want; i++)
+			put_uprobe(list[i]);
+		kfree(list);
+		want = got + 4;
+		list = kmalloc_array(want, sizeof(*list), GFP_KERNEL);
+		if (!list)
+			return NULL;
+	}
+	*nr = got;
+	if (!got) {
+		kfree(list);
+		list = NULL;
+	}
+	return list;
+}
+
+/**
+ * uprobe_filter_chain - does any consumer want the breakpoint in @mm?
+ * @uprobe: the probe
+ * @ctx: why we ask
+ * @mm: the mm
+ *
+ * Context: may sleep; no lock needed (the list is read under SRCU).
+ */
+bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
+			 struct mm_struct *mm)
+{
+	struct uprobe_consumer *uc;
+	bool want = false;
+	int idx;
+
+	idx = srcu_read_lock(&uprobes_srcu);
+	for (uc = READ_ONCE(uprobe->consumers); uc; uc = READ_ONCE(uc->next)) {
+		if (!uc->filter || uc->filter(uc, ctx, mm)) {
+			want = true;
+			break;
+		}
+	}
+	srcu_read_unlock(&uprobes_srcu, idx);
+	return want;
+}
+
+bool uprobe_has_consumers(struct uprobe *uprobe)
+{
+	return !!READ_ONCE(uprobe->consumers);
+}
+
+static void consumer_add(struct uprobe *uprobe, struct uprobe_consumer *uc)
+{
+	lockdep_assert_held_write(&uprobe->register_rwsem);
+	uc->next = uprobe->consumers;
+	/* Readers walking the list under SRCU see uc complete. */
+	smp_store_release(&uprobe->consumers, uc);
+}
+
+static bool consumer_del(struct uprobe *uprobe, struct uprobe_consumer *uc)
+{
+	struct uprobe_consumer **pp;
+
+	lockdep_assert_held_write(&uprobe->register_rwsem);
+	for (pp = &uprobe->consumers; *pp; pp = &(*pp)->next) {
+		if (*pp == uc) {
+			/* uc->next stays valid for readers already on uc. */
+			WRITE_ONCE(*pp, uc->next);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool consumer_present(struct uprobe *uprobe, struct uprobe_consumer *uc)
+{
+	struct uprobe_consumer *c;
+
+	for (c = uprobe->consumers; c; c = c->next)
+		if (c == uc)
+			return true;
+	return false;
+}
+
+static struct uprobe *uprobe_alloc(struct inode *inode, loff_t offset,
+				   loff_t ref_ctr_offset)
+{
+	struct uprobe *uprobe;
+
+	uprobe = kzalloc(sizeof(*uprobe), GFP_KERNEL);
+	if (!uprobe)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&uprobe->ref, 1);
+	uprobe->inode = inode;
+	uprobe->offset = offset;
+	uprobe->ref_ctr_offset = ref_ctr_offset;
+	init_rwsem(&uprobe->register_rwsem);
+	return uprobe;
+}
+
+/*
+ * The registry's probe for (inode, offset), made if there is none, with a
+ * reference for the caller (the tree holds its own).
+ */
+static struct uprobe *uprobe_get_or_create(struct inode *inode, loff_t offset,
+					   loff_t ref_ctr_offset)
+{
+	struct uprobe *uprobe, *new;
+
+	uprobe = uprobe_find(inode, offset);
+	if (uprobe)
+		goto check;
+
+	new = uprobe_alloc(inode, offset, ref_ctr_offset);
+	if (IS_ERR(new))
+		return new;
+
+	/* The tree's reference and the caller's, if it goes in. */
+	refcount_set(&new->ref, 2);
+	ihold(inode);
+	write_lock(&uprobes_treelock);
+	uprobe = uprobe_tree_insert(&uprobes_tree, new);
+	if (uprobe)
+		get_uprobe(uprobe);
+	write_unlock(&uprobes_treelock);
+	if (!uprobe)
+		return new;
+	/* Lost a race: ours was never visible. */
+	iput(inode);
+	kfree(new);
+check:
+	if (uprobe->ref_ctr_offset != ref_ctr_offset) {
+		pr_warn("inode %lu offset %#llx: ref_ctr_offset %#llx differs from %#llx already registered\n",
+			inode->i_ino, (unsigned long long)offset,
+			(unsigned long long)ref_ctr_offset,
+			(unsigned long long)uprobe->ref_ctr_offset);
+		put_uprobe(uprobe);
+		return ERR_PTR(-EINVAL);
+	}
+	return uprobe;
+}
+
+/* Take a probe without consumers out of the registry. */
+static void uprobe_retire(struct uprobe *uprobe)
+{
+	lockdep_assert_held_write(&uprobe->register_rwsem);
+	if (uprobe->consumers)
+		return;
+	write_lock(&uprobes_treelock);
+	rb_erase(&uprobe->rb_node, &uprobes_tree);
+	set_bit(UPROBE_F_DEAD, &uprobe->flags);
+	write_unlock(&uprobes_treelock);
+	put_uprobe(uprobe);
+}
+
+static int uprobe_check_target(struct inode *inode, loff_t offset,
+			       loff_t ref_ctr_offset)
+{
+	struct address_space *mapping = inode->i_mapping;
+
+	if (!S_ISREG(inode->i_mode))
+		return -EBADF;
+	/* We read the original bytes through the page cache. */
+	if (!mapping->a_ops->read_folio && !shmem_mapping(mapping))
+		return -EIO;
+	if (offset < 0 || offset >= i_size_read(inode))
+		return -ENXIO;
+	if (!IS_ALIGNED(offset, UPROBE_SWBP_INSN_SIZE))
+		return -EINVAL;
+	if (ref_ctr_offset < 0 || !IS_ALIGNED(ref_ctr_offset, sizeof(short)))
+		return -EINVAL;
+	return 0;
+}
+
+/**
+ * uprobe_register_refctr - add a consumer to the probe at @inode:@offset
+ * @inode: the file (a regular file)
+ * @offset: the instruction's offset in it
+ * @ref_ctr_offset: file offset of a 16-bit SDT semaphore to count the
+ *	probe's live breakpoints in, or 0
+ * @uc: the consumer, with a handler or a ret_handler
+ *
+ * The breakpoint is written into every mm mapping the file executable
+ * where some consumer's filter wants it, and into each mm that maps it
+ * later.
+ *
+ * Context: process context, may sleep; takes mmap_lock of those mms.
+ * Return: 0 once the breakpoint is in all of them; -EINVAL for a bad
+ * consumer, offset or @ref_ctr_offset (or one differing from the probe's
+ * existing one), -EBADF for a file that is not regular, -ENXIO for an
+ * offset at or past the end of the file, -ENOTSUPP (or -EINVAL) from the
+ * architecture for an instruction that cannot be probed, -ENOMEM.  On
+ * failure nothing is left behind.
+ */
+int uprobe_register_refctr(struct inode *inode, loff_t offset,
+			   loff_t ref_ctr_offset, struct uprobe_consumer *uc)
+{
+	struct uprobe *uprobe;
+	int ret;
+
+	if (!uc->handler && !uc->ret_handler)
+		return -EINVAL;
+	ret = uprobe_check_target(inode, offset, ref_ctr_offset);
+	if (ret)
+		return ret;
+retry:
+	uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset);
+	if (IS_ERR(uprobe))
+		return PTR_ERR(uprobe);
+
+	down_write(&uprobe->register_rwsem);
+	if (test_bit(UPROBE_F_DEAD, &uprobe->flags)) {
+		/* Its last consumer left while we looked: take a new one. */
+		up_write(&uprobe->register_rwsem);
+		put_uprobe(uprobe);
+		goto retry;
+	}
+	consumer_add(uprobe, uc);
+	ret = uprobe_install_all(uprobe, uc);
+	if (ret) {
+		consumer_del(uprobe, uc);
+		uprobe_remove_all(uprobe);
+		uprobe_retire(uprobe);
+	}
+	up_write(&uprobe->register_rwsem);
+	put_uprobe(uprobe);
+
+	/* Where it was installed, uc's handler may have run: wait it out. */
+	if (ret)
+		synchronize_srcu(&uprobes_srcu);
+	return ret;
+}
+EXPORT_SYMBOL_GPL(uprobe_register_refctr);
+
+/**
+ * uprobe_register - add a consumer to the probe at @inode:@offset
+ * @inode: the file
+ * @offset: the instruction's offset in it
+ * @uc: the consumer
+ *
+ * uprobe_register_refctr() without an SDT semaphore.
+ *
+ * Context: process context, may sleep.
+ * Return: see uprobe_register_refctr().
+ */
+int uprobe_register(struct inode *inode, loff_t offset,
+		    struct uprobe_consumer *uc)
+{
+	return uprobe_register_refctr(inode, offset, 0, uc);
+}
+EXPORT_SYMBOL_GPL(uprobe_register);
+
+/**
+ * uprobe_apply - re-evaluate a consumer's filter in every mm
+ * @inode: the file
+ * @offset: the probe's offset
+ * @uc: a consumer already registered there
+ * @add: true: install where @uc's filter now wants the breakpoint;
+ *	false: remove where no consumer's filter wants it any more
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -ENOENT when @uc is not registered at @inode:@offset, or an
+ * install error.
+ */
+int uprobe_apply(struct inode *inode, loff_t offset,
+		 struct uprobe_consumer *uc, bool add)
+{
+	struct uprobe *uprobe;
+	int ret = -ENOENT;
+
+	uprobe = uprobe_find(inode, offset);
+	if (!uprobe)
+		return -ENOENT;
+
+	down_write(&uprobe->register_rwsem);
+	if (consumer_present(uprobe, uc)) {
+		ret = 0;
+		if (add)
+			ret = uprobe_install_all(uprobe, uc);
+		else
+			uprobe_remove_all(uprobe);
+	}
+	up_write(&uprobe->register_rwsem);
+	put_uprobe(uprobe);
+	return ret;
+}
+
+/**
+ * uprobe_unregister - remove a consumer from the probe at @inode:@offset
+ * @inode: the file
+ * @offset: the probe's offset
+ * @uc: the consumer
+ *
+ * The breakpoint leaves every mm where no remaining consumer wants it (all
+ * of them when @uc was the last).
+ *
+ * Context: process context, may sleep; no uprobes lock may be held.
+ * When this returns no handler of @uc runs any more, so @uc may be freed.
+ */
+void uprobe_unregister(struct inode *inode, loff_t offset,
+		       struct uprobe_consumer *uc)
+{
+	struct uprobe *uprobe;
+	bool found;
+
+	uprobe = uprobe_find(inode, offset);
+	if (WARN_ON_ONCE(!uprobe))
+		return;
+
+	down_write(&uprobe->register_rwsem);
+	found = consumer_del(uprobe, uc);
+	if (found) {
+		uprobe_remove_all(uprobe);
+		uprobe_retire(uprobe);
+	}
+	up_write(&uprobe->register_rwsem);
+	put_uprobe(uprobe);
+	WARN_ON_ONCE(!found);
+
+	synchronize_srcu(&uprobes_srcu);
+}
+EXPORT_SYMBOL_GPL(uprobe_unregister);
+
+void __init uprobes_init(void)
+{
+	uprobes_hit_init();
+}

@@ -1,0 +1,401 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uprobes: a thread hits a breakpoint.
+ *
+ *  1. The breakpoint traps; the architecture's die notifier calls
+ *     uprobe_pre_sstep_notifier(), which only sets TIF_UPROBE when the mm
+ *     has (or had) breakpoints of ours.
+ *  2. On the way back to user space, uprobe_notify_resume() ->
+ *     handle_swbp(): the trampoline goes to uprobes_ret.c; anything else
+ *     is looked up in the mm's bp table (no lock), then through the VMA if
+ *     the entry is missing.  No probe and no breakpoint any more: the
+ *     probe was removed meanwhile, run the restored instruction.  No probe
+ *     but a breakpoint: it is the program's own, SIGTRAP as usual.
+ *  3. The consumers' handlers run (under uprobes_srcu), with regs->ip at
+ *     the probed address; a return probe hijacks the return address.
+ *  4. The instruction runs: emulated by the architecture when it can,
+ *     otherwise copied into this thread's XOL slot and single-stepped
+ *     there (UTASK_SSTEP).  The step's trap calls
+ *     uprobe_post_sstep_notifier() (UTASK_SSTEP_ACK), and
+ *     uprobe_notify_resume() lets the architecture fix the registers up.
+ *  5. Signals that arrive during the step wait for its end
+ *     (uprobe_deny_signal()); a fault in the stepped copy, or a fatal
+ *     signal, aborts the step (UTASK_SSTEP_TRAPPED) with the registers as
+ *     if the instruction had faulted in place, and the signal follows.
+ *
+ * No reference on the probe is held while user space runs the step: the
+ * architecture's data is copied into the thread's struct uprobe_task.
+ *
+ * Memory: a thread that hit a probe has a struct uprobe_task, about 180
+ * bytes on x86_64 (kmalloc-192), freed at exit or exec, plus its XOL slot
+ * (uprobes_xol.c) and its pending returns (uprobes_ret.c).
+ */
+
+#define pr_fmt(fmt) "uprobes: " fmt
+
+#include <linux/kdebug.h>
+#include <linux/mm.h>
+#include <linux/ptrace.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/signal.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
+#include <linux/uprobes.h>
+
+#include "uprobes_internal.h"
+
+/**
+ * uprobe_get_swbp_addr - the address of the breakpoint that just trapped
+ * @regs: the registers at the trap
+ *
+ * Return: the breakpoint's address; architectures whose trap leaves the
+ * instruction pointer elsewhere override this.
+ */
+unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
+{
+	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
+}
+
+/**
+ * arch_uprobe_ignore - should this hit be ignored?
+ * @aup: the probe
+ * @regs: the registers
+ *
+ * Return: true to skip the handlers and the instruction (the architecture
+ * has moved the instruction pointer itself).
+ */
+bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	return false;
+}
+
+/**
+ * uprobe_get_utask - current's uprobes state, made at its first hit
+ *
+ * Return: the state, or NULL when out of memory.
+ */
+struct uprobe_task *uprobe_get_utask(void)
+{
+	if (!current->utask)
+		current->utask = kzalloc(sizeof(*current->utask), GFP_KERNEL);
+	return current->utask;
+}
+
+/**
+ * uprobe_free_utask - free a task's uprobes state
+ * @t: the task, releasing its mm (exit or exec); t->mm is still that mm
+ */
+void uprobe_free_utask(struct task_struct *t)
+{
+	struct uprobe_task *utask = t->utask;
+	struct xol_area *area;
+
+	if (!utask)
+		return;
+	if (utask->xol_slot && t->mm) {
+		area = t->mm->uprobes_state.xol_area;
+		if (area)
+			xol_put_slot(area, utask->xol_slot);
+	}
+	uprobe_free_returns(utask);
+	kfree(utask);
+	t->utask = NULL;
+}
+
+/**
+ * uprobe_copy_process - uprobes state of a new task
+ * @t: the child
+ * @flags: its clone flags
+ *
+ * A child that runs on a copy of its parent's stack (fork) or on the same
+ * stack (vfork) returns through the same hijacked addresses, so it gets a
+ * copy of the pending return probes; a new thread starts clean.
+ */
+void uprobe_copy_process(struct task_struct *t, unsigned long flags)
+{
+	struct uprobe_task *utask = current->utask, *n;
+
+	t->utask = NULL;
+	if (!utask || !utask->return_instances)
+		return;
+	if (t->mm == current->mm && !(flags & CLONE_VFORK))
+		return;
+	n = kzalloc(sizeof(*n), GFP_KERNEL);
+	if (!n || uprobe_dup_returns(utask, n)) {
+		/* It will get SIGILL if it returns through the trampoline. */
+		pr_warn_ratelimited("pid %d: no memory for the child's pending return probes\n",
+				    t->pid);
+		kfree(n);
+		return;
+	}
+	t->utask = n;
+}
+
+/**
+ * uprobe_get_trap_addr - the address a trap should report
+ * @regs: the registers at the trap
+ *
+ * Return: the probed instruction's address for a trap in the stepped
+ * copy, else the instruction pointer.
+ */
+unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (unlikely(utask && utask->state != UTASK_RUNNING))
+		return utask->vaddr;
+	return instruction_pointer(regs);
+}
+
+/**
+ * uprobe_pre_sstep_notifier - a breakpoint trapped in user space
+ * @regs: the registers
+ *
+ * Context: the trap handler, interrupts may be off.
+ * Return: 1 when it may be ours (uprobe_notify_resume() will see), 0 else.
+ */
+int uprobe_pre_sstep_notifier(struct pt_regs *regs)
+{
+	struct mm_struct *mm = current->mm;
+	struct uprobe_task *utask = current->utask;
+
+	if (!mm)
+		return 0;
+	if (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
+	    !(utask && utask->return_instances))
+		return 0;
+	set_thread_flag(TIF_UPROBE);
+	return 1;
+}
+
+/**
+ * uprobe_post_sstep_notifier - a single-step trapped in user space
+ * @regs: the registers
+ *
+ * Context: the trap handler, interrupts may be off.
+ * Return: 1 when it ends one of our steps, 0 else.
+ */
+int uprobe_post_sstep_notifier(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (!current->mm || !utask || utask->state != UTASK_SSTEP)
+		return 0;
+	utask->state = UTASK_SSTEP_ACK;
+	set_thread_flag(TIF_UPROBE);
+	return 1;
+}
+
+static struct notifier_block uprobe_exception_nb = {
+	.notifier_call	= arch_uprobe_exception_notify,
+	.priority	= INT_MAX - 1,	/* after kprobes */
+};
+
+void __init uprobes_hit_init(void)
+{
+	WARN_ON(register_die_notifier(&uprobe_exception_nb));
+}
+
+/*
+ * No probe at @bp_vaddr: either the program's own trap instruction
+ * (deliver SIGTRAP as without uprobes) or a breakpoint of ours removed
+ * since it trapped (run the restored instruction).
+ */
+static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
+{
+	uprobe_opcode_t op;
+
+	if (!copy_from_user(&op, (void __user *)bp_vaddr, UPROBE_SWBP_INSN_SIZE) &&
+	    is_trap_insn(&op)) {
+		force_sig(SIGTRAP);
+		return;
+	}
+	instruction_pointer_set(regs, bp_vaddr);
+}
+
+/*
+ * Run the consumers' handlers.  Return true when they had the breakpoint
+ * removed from this mm, so that the original instruction is back at
+ * @bp_vaddr and just runs.
+ */
+static bool run_handlers(struct uprobe *uprobe, struct pt_regs *regs,
+			 struct uprobe_task *utask, unsigned long bp_vaddr)
+{
+	struct uprobe_consumer *uc;
+	int remove = UPROBE_HANDLER_REMOVE;
+	bool want_return = false;
+
+	utask->auprobe = &uprobe->arch;
+	utask->vaddr = bp_vaddr;
+	for (uc = READ_ONCE(uprobe->consumers); uc; uc = READ_ONCE(uc->next)) {
+		int rc = 0;
+
+		if (uc->handler) {
+			rc = uc->handler(uc, regs);
+			WARN_ONCE(rc & ~UPROBE_HANDLER_MASK,
+				  "bad rc=0x%x from %ps()\n", rc, uc->handler);
+		}
+		if (uc->ret_handler)
+			want_return = true;
+		remove &= rc;
+	}
+	utask->auprobe = NULL;
+
+	if (want_return && !remove)
+		uprobe_push_return(uprobe, regs, utask);
+	if (remove && uprobe_has_consumers(uprobe))
+		return uprobe_unapply_current(uprobe, bp_vaddr);
+	return false;
+}
+
+/*
+ * Set the thread up to single-step the instruction's copy in its XOL slot.
+ * On failure the thread is left at the breakpoint and will hit it again.
+ */
+static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
+		       struct uprobe_task *utask, unsigned long bp_vaddr)
+{
+	struct xol_area *area = xol_get_area();
+
+	if (!area)
+		return;
+	if (!utask->xol_slot) {
+		utask->xol_slot = xol_take_slot(area);
+		if (!utask->xol_slot)
+			return;
+	}
+	utask->step_copy = uprobe->arch;
+	xol_fill_slot(area, utask->xol_slot, &utask->step_copy);
+
+	utask->auprobe = &utask->step_copy;
+	utask->vaddr = bp_vaddr;
+	utask->xol_vaddr = xol_slot_vaddr(area, utask->xol_slot);
+	instruction_pointer_set(regs, utask->xol_vaddr);
+	if (arch_uprobe_pre_xol(utask->auprobe, regs)) {
+		instruction_pointer_set(regs, bp_vaddr);
+		utask->auprobe = NULL;
+		return;
+	}
+	utask->state = UTASK_SSTEP;
+}
+
+static void handle_swbp(struct pt_regs *regs)
+{
+	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
+	struct mm_struct *mm = current->mm;
+	struct uprobe_task *utask;
+	struct uprobe *uprobe;
+	int idx;
+
+	if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
+		uprobe_handle_trampoline(regs);
+		return;
+	}
+
+	idx = srcu_read_lock(&uprobes_srcu);
+	uprobe = uprobe_bp_lookup(mm, bp_vaddr);
+	if (unlikely(!uprobe))
+		uprobe = uprobe_bp_lookup_slow(mm, bp_vaddr);
+	if (!uprobe) {
+		handle_not_ours(regs, bp_vaddr);
+		goto out;
+	}
+
+	/* Handlers see the probed address; an early return re-executes it. */
+	instruction_pointer_set(regs, bp_vaddr);
+	utask = uprobe_get_utask();
+	if (!utask)
+		goto out;
+	if (arch_uprobe_ignore(&uprobe->arch, regs))
+		goto out;
+	if (run_handlers(uprobe, regs, utask, bp_vaddr))
+		goto out;
+	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
+		goto out;
+	start_step(uprobe, regs, utask, bp_vaddr);
+out:
+	srcu_read_unlock(&uprobes_srcu, idx);
+}
+
+/* The step trapped back (or was aborted): finish it. */
+static void finish_step(struct uprobe_task *utask, struct pt_regs *regs)
+{
+	struct xol_area *area;
+	int err = 0;
+
+	if (utask->state == UTASK_SSTEP_ACK)
+		err = arch_uprobe_post_xol(utask->auprobe, regs);
+	else if (utask->state == UTASK_SSTEP_TRAPPED)
+		arch_uprobe_abort_xol(utask->auprobe, regs);
+	else
+		return;		/* still stepping */
+
+	utask->auprobe = NULL;
+	utask->state = UTASK_RUNNING;
+	area = current->mm->uprobes_state.xol_area;
+	if (area && xol_slot_wanted(area)) {
+		xol_put_slot(area, utask->xol_slot);
+		utask->xol_slot = 0;
+	}
+
+	if (unlikely(err)) {
+		pr_warn_ratelimited("pid %d: cannot finish the step of the instruction at %#lx, sending SIGILL\n",
+				    current->pid, utask->vaddr);
+		force_sig(SIGILL);
+	}
+
+	/* Signals held back by uprobe_deny_signal() can come now. */
+	spin_lock_irq(&current->sighand->siglock);
+	recalc_sigpending();
+	spin_unlock_irq(&current->sighand->siglock);
+}
+
+/**
+ * uprobe_notify_resume - TIF_UPROBE work on the way back to user space
+ * @regs: the user registers
+ *
+ * Context: process context, interrupts on, may sleep.
+ */
+void uprobe_notify_resume(struct pt_regs *regs)
+{
+	struct uprobe_task *utask;
+
+	clear_thread_flag(TIF_UPROBE);
+	utask = current->utask;
+	if (utask && utask->state != UTASK_RUNNING)
+		finish_step(utask, regs);
+	else
+		handle_swbp(regs);
+}
+
+/**
+ * uprobe_deny_signal - hold signals back during a step
+ *
+ * Called by get_signal().  While a thread steps an XOL copy, a signal
+ * handler must not run (it would see the slot's address): the signal waits
+ * until finish_step().  A fatal signal, or one caused by the stepped
+ * instruction itself, aborts the step first.
+ *
+ * Return: true to deliver nothing now.
+ */
+bool uprobe_deny_signal(void)
+{
+	struct task_struct *t = current;
+	struct uprobe_task *utask = t->utask;
+
+	if (likely(!utask || utask->state == UTASK_RUNNING))
+		return false;
+	WARN_ON_ONCE(utask->state != UTASK_SSTEP);
+
+	if (task_sigpending(t)) {
+		spin_lock_irq(&t->sighand->siglock);
+		clear_tsk_thread_flag(t, TIF_SIGPENDING);
+		spin_unlock_irq(&t->sighand->siglock);
+
+		if (__fatal_signal_pending(t) || arch_uprobe_xol_was_trapped(t)) {
+			utask->state = UTASK_SSTEP_TRAPPED;
+			set_tsk_thread_flag(t, TIF_UPROBE);
+		}
+	}
+	return true;
+}

@@ -1,0 +1,884 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uprobes: writing and removing breakpoints in the mms that map a file.
+ *
+ * How a breakpoint gets into one mm.  The probed page of a private,
+ * executable file mapping is broken copy-on-write for this mm alone (a
+ * forced write fault through get_user_pages_remote(), the way ptrace
+ * pokes text), and the breakpoint opcode is written into that anonymous
+ * copy.  The page cache page, the file and every other mm keep the
+ * original bytes.  One opcode is written at a time, in one store, so
+ * another thread of the mm executes either the old instruction or the
+ * breakpoint, never a mix.  Removing it stores the original opcode back;
+ * when the copy then equals the file's page again, the copy is unmapped
+ * so that the next fault maps the shared file page and the memory is
+ * given back.  A thread that trapped on a breakpoint removed meanwhile
+ * finds no probe and no breakpoint at the address, and simply executes
+ * the restored instruction (uprobes_hit.c).
+ *
+ * The bp table.  Each mm with breakpoints has a table of them (struct
+ * uprobe_bp_table): address -> probe, read by the hit path without locks.
+ * It is a cache of what is in the pages: an entry is added after its
+ * breakpoint is written and erased before it is restored, and paths that
+ * lose entries while the pages keep their breakpoints (vma merges and
+ * splits, mremap, truncation) are caught by the hit path, which falls back
+ * to looking the probe up through the VMA and re-adds the entry.  What it
+ * must never hold is an entry for an address that now maps something
+ * else: every path that unmaps a range calls uprobe_munmap(), which erases
+ * the entries in it, and fork copies only entries of copied VMAs.
+ *
+ * Memory (x86_64): an mm with breakpoints has a 32-byte table header and
+ * maple tree nodes of 256 bytes, each holding roughly 8 isolated
+ * breakpoints, so about 32 bytes per installed breakpoint (more when the
+ * breakpoints are few and far apart: one node at least).  Each probed
+ * page costs a private 4 KiB copy while it holds breakpoints.
+ */
+
+#define pr_fmt(fmt) "uprobes: " fmt
+
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/oom.h>
+#include <linux/pagemap.h>
+#include <linux/percpu-rwsem.h>
+#include <linux/sched/coredump.h>
+#include <linux/sched/mm.h>
+#include <linux/shmem_fs.h>
+#include <linux/slab.h>
+#include <linux/uprobes.h>
+
+#include "uprobes_internal.h"
+
+/* See the lock list in uprobes.c. */
+DEFINE_STATIC_PERCPU_RWSEM(dup_mmap_sem);
+static DEFINE_MUTEX(uprobes_analyze_mutex);
+
+/* A probe whose SDT semaphore is not mapped in the mm yet. */
+struct refctr_pending {
+	struct list_head	node;
+	struct uprobe		*uprobe;
+};
+
+static unsigned long offset_to_vaddr(struct vm_area_struct *vma, loff_t offset)
+{
+	return vma->vm_start + offset - ((loff_t)vma->vm_pgoff << PAGE_SHIFT);
+}
+
+static loff_t vaddr_to_offset(struct vm_area_struct *vma, unsigned long vaddr)
+{
+	return ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (vaddr - vma->vm_start);
+}
+
+/*
+ * Breakpoints go only into private mappings that may execute: a shared
+ * mapping would have us write into the page cache.
+ */
+static bool vma_probeable(struct vm_area_struct *vma)
+{
+	vm_flags_t mask = VM_HUGETLB | VM_MAYEXEC | VM_MAYSHARE;
+
+	return vma->vm_file && (vma->vm_flags & mask) == VM_MAYEXEC;
+}
+
+static bool vma_maps_probe(struct vm_area_struct *vma, struct uprobe *uprobe,
+			   unsigned long vaddr)
+{
+	return vma && vma_probeable(vma) &&
+	       file_inode(vma->vm_file) == uprobe->inode &&
+	       vaddr_to_offset(vma, vaddr) == uprobe->offset;
+}
+
+bool __weak is_swbp_insn(uprobe_opcode_t *insn)
+{
+	return *insn == UPROBE_SWBP_INSN;
+}
+
+bool __weak is_trap_insn(uprobe_opcode_t *insn)
+{
+	return is_swbp_insn(insn);
+}
+
+/* ---- the bp table ---- */
+
+static struct uprobe_bp_table *bp_table(struct mm_struct *mm)
+{
+	/* Pairs with the cmpxchg in bp_table_create(). */
+	return smp_load_acquire(&mm->uprobes_state.bp_table);
+}
+
+static struct uprobe_bp_table *bp_table_create(struct mm_struct *mm)
+{
+	struct uprobe_bp_table *t = bp_table(mm), *old;
+
+	if (t)
+		return t;
+	t = kzalloc(sizeof(*t), GFP_KERNEL);
+	if (!t)
+		return NULL;
+	mt_init_flags(&t->bps, MT_FLAGS_USE_RCU);
+	INIT_LIST_HEAD(&t->refctr_pending);
+	/* Under mmap_lock for read two threads may race to create it. */
+	old = cmpxchg_release(&mm->uprobes_state.bp_table, NULL, t);
+	if (old) {
+		kfree(t);
+		return old;
+	}
+	return t;
+}
+
+/**
+ * uprobe_bp_lookup - the probe whose breakpoint is at @vaddr in @mm
+ * @mm: the mm
+ * @vaddr: the address
+ *
+ * Context: under uprobes_srcu, which keeps the result valid; no lock.
+ * Return: the probe (no reference taken) or NULL.
+ */
+struct uprobe *uprobe_bp_lookup(struct mm_struct *mm, unsigned long vaddr)
+{
+	struct uprobe_bp_table *t = bp_table(mm);
+
+	return t ? mtree_load(&t->bps, vaddr) : NULL;
+}
+
+/* Add an entry if there is none; the table takes a reference. */
+static int bp_table_add(struct uprobe_bp_table *t, unsigned long vaddr,
+			struct uprobe *uprobe)
+{
+	int err = mtree_insert(&t->bps, vaddr, get_uprobe(uprobe), GFP_KERNEL);
+
+	if (err)
+		put_uprobe(uprobe);
+	return err;
+}
+
+static void bp_table_erase(struct uprobe_bp_table *t, unsigned long vaddr)
+{
+	struct uprobe *old = mtree_erase(&t->bps, vaddr);
+
+	if (old)
+		put_uprobe(old);
+}
+
+/* The first entry at or after *@vaddr, up to @last; *@vaddr set to it. */
+static struct uprobe *bp_table_next(struct uprobe_bp_table *t,
+				    unsigned long *vaddr, unsigned long last)
+{
+	unsigned long index = *vaddr;
+	struct uprobe *uprobe = mt_find(&t->bps, &index, last);
+
+	if (uprobe)
+		*vaddr = index - 1;	/* mt_find() moved past the entry */
+	return uprobe;
+}
+
+/* ---- reading and writing one opcode ---- */
+
+/*
+ * Copy the probed instruction's first MAX_UINSN_BYTES from the page cache
+ * into the probe (zeroes past the end of the file).  @file is a mapping's
+ * file: some filesystems need one to read a page.
+ */
+static int read_orig_insn(struct uprobe *uprobe, struct file *file)
+{
+	struct address_space *mapping = uprobe->inode->i_mapping;
+	u8 *dst = (u8 *)&uprobe->arch.insn;
+	loff_t pos = uprobe->offset, size = i_size_read(uprobe->inode);
+	size_t len = MAX_UINSN_BYTES, done = 0;
+
+	BUILD_BUG_ON(sizeof(uprobe->arch.insn) < MAX_UINSN_BYTES);
+	memset(dst, 0, len);
+	if (pos >= size)
+		return -ENXIO;
+	len = min_t(loff_t, len, size - pos);
+	while (done < len) {
+		pgoff_t index = (pos + done) >> PAGE_SHIFT;
+		size_t off = offset_in_page(pos + done);
+		size_t n = min(len - done, PAGE_SIZE - off);
+		struct page *page;
+
+		if (shmem_mapping(mapping))
+			page = shmem_read_mapping_page(mapping, index);
+		else
+			page = read_mapping_page(mapping, index, file);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		memcpy_from_page(dst + done, page, off, n);
+		put_page(page);
+		done += n;
+	}
+	return 0;
+}
+
+/* Read the opcode at @vaddr of @mm without breaking copy-on-write. */
+static int read_opcode(struct mm_struct *mm, unsigned long vaddr,
+		       uprobe_opcode_t *opcode)
+{
+	struct page *page;
+	long got;
+
+	got = get_user_pages_remote(mm, vaddr, 1, FOLL_FORCE, &page, NULL, NULL);
+	if (got != 1)
+		return got < 0 ? got : -EFAULT;
+	memcpy_from_page((char *)opcode, page, offset_in_page(vaddr),
+			 UPROBE_SWBP_INSN_SIZE);
+	put_page(page);
+	return 0;
+}
+
+/*
+ * After a restore: if this mm's copy of the page equals the file's page
+ * again, unmap the copy; the next fault maps the file page.
+ */
+static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
+				struct page *copy)
+{
+	struct page *file_page;
+	bool same;
+
+	if (vma->vm_flags & VM_LOCKED)
+		return;
+	file_page = find_get_page(vma->vm_file->f_mapping,
+				  linear_page_index(vma, vaddr));
+	if (!file_page)
+		return;
+	same = PageUptodate(file_page) && pages_identical(copy, file_page);
+	put_page(file_page);
+	if (same)
+		zap_page_range(vma, vaddr & PAGE_MASK, PAGE_SIZE);
+}
+
+/**
+ * uprobe_write_opcode - write one opcode into @mm's private copy of a page
+ * @auprobe: the probe (unused here; arch overrides of set_swbp pass it)
+ * @mm: the mm, with its mmap_lock held for write
+ * @vaddr: where
+ * @opcode: the breakpoint, or the original opcode to restore
+ *
+ * Writing the breakpoint where one already is, or restoring where there is
+ * none (another tool changed the byte, or it was never written), does
+ * nothing.
+ *
+ * Return: 0 when the opcode was written, 1 when nothing had to be done,
+ * -errno on failure.
+ */
+int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
+			unsigned long vaddr, uprobe_opcode_t opcode)
+{
+	unsigned int flags = FOLL_FORCE | FOLL_WRITE | FOLL_SPLIT_PMD;
+	bool to_swbp = is_swbp_insn(&opcode);
+	struct vm_area_struct *vma;
+	uprobe_opcode_t cur;
+	struct page *page;
+	void *kaddr;
+	long got;
+	int err;
+
+	mmap_assert_write_locked(mm);
+	err = read_opcode(mm, vaddr, &cur);
+	if (err)
+		return err;
+	if (!memcmp(&cur, &opcode, UPROBE_SWBP_INSN_SIZE))
+		return 1;
+	if (to_swbp ? is_swbp_insn(&cur) : !is_swbp_insn(&cur))
+		return 1;
+
+	got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma, NULL);
+	if (got != 1)
+		return got < 0 ? got : -EFAULT;
+	/* Never write through to the page cache. */
+	if (WARN_ON_ONCE(!PageAnon(page) || (vma->vm_flags & VM_MAYSHARE))) {
+		put_page(page);
+		return -EFAULT;
+	}
+	kaddr = kmap_local_page(page);
+	copy_to_user_page(vma, page, vaddr, kaddr + offset_in_page(vaddr),
+			  &opcode, UPROBE_SWBP_INSN_SIZE);
+	kunmap_local(kaddr);
+	set_page_dirty_lock(page);
+	if (!to_swbp)
+		drop_identical_copy(vma, vaddr, page);
+	put_page(page);
+	return 0;
+}
+
+/**
+ * set_swbp - write the breakpoint at @vaddr in @mm
+ * @aup: the probe
+ * @mm: the mm, with mmap_lock held for write
+ * @vaddr: the probed address
+ *
+ * Return: as uprobe_write_opcode().
+ */
+int __weak set_swbp(struct arch_uprobe *aup, struct mm_struct *mm,
+		    unsigned long vaddr)
+{
+	return uprobe_write_opcode(aup, mm, vaddr, UPROBE_SWBP_INSN);
+}
+
+/**
+ * set_orig_insn - restore the original opcode at @vaddr in @mm
+ * @aup: the probe (its insn holds the original bytes)
+ * @mm: the mm, with mmap_lock held for write
+ * @vaddr: the probed address
+ *
+ * Return: as uprobe_write_opcode().
+ */
+int __weak set_orig_insn(struct arch_uprobe *aup, struct mm_struct *mm,
+			 unsigned long vaddr)
+{
+	return uprobe_write_opcode(aup, mm, vaddr,
+				   *(uprobe_opcode_t *)&aup->insn);
+}
+
+/* ---- SDT semaphores ---- */
+
+static bool vma_holds_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
+{
+	loff_t start;
+
+	if (!vma->vm_file || file_inode(vma->vm_file) != uprobe->inode ||
+	    (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
+		return false;
+	start = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
+	return uprobe->ref_ctr_offset >= start &&
+	       uprobe->ref_ctr_offset < start + (vma->vm_end - vma->vm_start);
+}
+
+static struct vm_area_struct *refctr_vma(struct uprobe *uprobe,
+					 struct mm_struct *mm)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+
+	for_each_vma(vmi, vma)
+		if (vma_holds_refctr(vma, uprobe))
+			return vma;
+	return NULL;
+}
+
+static int refctr_add(struct uprobe *uprobe, struct vm_area_struct *vma,
+		      short d)
+{
+	unsigned long vaddr = offset_to_vaddr(vma, uprobe->ref_ctr_offset);
+	struct page *page;
+	short *ctr;
+	void *kaddr;
+	long got;
+	int err = 0;
+
+	got = get_user_pages_remote(vma->vm_mm, vaddr, 1, FOLL_WRITE, &page,
+				    NULL, NULL);
+	if (got != 1)
+		return got < 0 ? got : -EFAULT;
+	kaddr = kmap_local_page(page);
+	ctr = kaddr + offset_in_page(vaddr);
+	if (*ctr + d < 0)
+		err = -ERANGE;	/* never below zero */
+	else
+		*ctr += d;
+	kunmap_local(kaddr);
+	set_page_dirty_lock(page);
+	put_page(page);
+	if (err)
+		pr_warn_ratelimited("SDT semaphore at %#lx in pid %d would go below zero\n",
+				    vaddr, current->pid);
+	return err;
+}
+
+static void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
+			      struct uprobe_bp_table *t)
+{
+	struct vm_area_struct *vma = refctr_vma(uprobe, mm);
+	struct refctr_pending *p;
+
+	if (vma) {
+		refctr_add(uprobe, vma, 1);
+		return;
+	}
+	/* The data segment is not mapped yet: uprobe_mmap() will do it. */
+	p = kmalloc(sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return;	/* the semaphore stays at 0: the probe's site is skipped */
+	p->uprobe = get_uprobe(uprobe);
+	list_add(&p->node, &t->refctr_pending);
+}
+
+static void refctr_pending_free(struct refctr_pending *p)
+{
+	list_del(&p->node);
+	put_uprobe(p->uprobe);
+	kfree(p);
+}
+
+static void refctr_on_remove(struct uprobe *uprobe, struct mm_struct *mm,
+			     struct uprobe_bp_table *t)
+{
+	struct vm_area_struct *vma;
+	struct refctr_pending *p;
+
+	if (t) {
+		list_for_each_entry(p, &t->refctr_pending, node) {
+			if (p->uprobe == uprobe) {
+				refctr_pending_free(p);
+				return;
+			}
+		}
+	}
+	vma = refctr_vma(uprobe, mm);
+	if (vma)
+		refctr_add(uprobe, vma, -1);
+}
+
+/* A writable file mapping appeared: apply the updates waiting for it. */
+static void refctr_apply_pending(struct vm_area_struct *vma)
+{
+	struct uprobe_bp_table *t = bp_table(vma->vm_mm);
+	struct refctr_pending *p, *tmp;
+
+	if (!t || list_empty(&t->refctr_pending) ||
+	    (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
+		return;
+	list_for_each_entry_safe(p, tmp, &t->refctr_pending, node) {
+		if (vma_holds_refctr(vma, p->uprobe)) {
+			refctr_add(p->uprobe, vma, 1);
+			refctr_pending_free(p);
+		}
+	}
+}
+
+/* ---- one breakpoint in one mm ---- */
+
+/*
+ * Analyse the probed instruction, once per probe, at its first install
+ * (the architecture needs an mm to know the instruction set).  A verdict
+ * of the architecture is kept; a failure to read the file is not.
+ */
+static int uprobe_prepare(struct uprobe *uprobe, struct vm_area_struct *vma,
+			  unsigned long vaddr)
+{
+	int err;
+
+	if (test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
+		smp_rmb();	/* analyze_err and arch, set before the bit */
+		return uprobe->analyze_err;
+	}
+	mutex_lock(&uprobes_analyze_mutex);
+	if (!test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
+		err = read_orig_insn(uprobe, vma->vm_file);
+		if (err)
+			goto unlock;
+		if (is_trap_insn((uprobe_opcode_t *)&uprobe->arch.insn))
+			err = -ENOTSUPP;
+		else
+			err = arch_uprobe_analyze_insn(&uprobe->arch,
+						       vma->vm_mm, vaddr);
+		uprobe->analyze_err = err;
+		/* Pairs with the smp_rmb() above: the verdict before the bit. */
+		smp_wmb();
+		set_bit(UPROBE_F_ANALYZED, &uprobe->flags);
+	}
+	err = uprobe->analyze_err;
+unlock:
+	mutex_unlock(&uprobes_analyze_mutex);
+	return err;
+}
+
+static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
+		      unsigned long vaddr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct uprobe_bp_table *t;
+	int ret, err;
+
+	mmap_assert_write_locked(mm);
+	err = uprobe_prepare(uprobe, vma, vaddr);
+	if (err)
+		return err;
+	t = bp_table_create(mm);
+	if (!t)
+		return -ENOMEM;
+	if (mtree_load(&t->bps, vaddr) == uprobe)
+		return 0;
+
+	/* Before the breakpoint can be hit: the trap notifier checks it. */
+	if (!test_bit(MMF_HAS_UPROBES, &mm->flags))
+		set_bit(MMF_HAS_UPROBES, &mm->flags);
+
+	ret = set_swbp(&uprobe->arch, mm, vaddr);
+	if (ret < 0)
+		return ret;
+	/* A stale entry (from a probe since unregistered) goes first. */
+	bp_table_erase(t, vaddr);
+	err = bp_table_add(t, vaddr, uprobe);
+	if (err) {
+		if (!ret)
+			set_orig_insn(&uprobe->arch, mm, vaddr);
+		return err;
+	}
+	/* The semaphore counts breakpoints written, not entries. */
+	if (!ret && uprobe->ref_ctr_offset)
+		refctr_on_install(uprobe, mm, t);
+	return 0;
+}
+
+static void remove_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
+		      unsigned long vaddr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct uprobe_bp_table *t = bp_table(mm);
+	int ret;
+
+	mmap_assert_write_locked(mm);
+	/* Erase first: a thread trapping now finds no entry, then no bp. */
+	if (t)
+		bp_table_erase(t, vaddr);
+	ret = set_orig_insn(&uprobe->arch, mm, vaddr);
+	if (!ret && uprobe->ref_ctr_offset)
+		refctr_on_remove(uprobe, mm, t);
+}
+
+/* ---- all the mms that map a file ---- */
+
+struct mm_target {
+	struct mm_struct	*mm;
+	unsigned long		vaddr;
+};
+
+/*
+ * The (mm, address) pairs where @uprobe's offset is mapped executable, each
+ * with a reference on the mm.  Collected under i_mmap_rwsem, which is
+ * dropped before the mms are locked.
+ */
+static struct mm_target *collect_targets(struct uprobe *uprobe,
+					 unsigned int *nr)
+{
+	struct address_space *mapping = uprobe->inode->i_mapping;
+	pgoff_t pgoff = uprobe->offset >> PAGE_SHIFT;
+	struct mm_target *targets = NULL;
+	unsigned int want = 0, got, i;
+	struct vm_area_struct *vma;
+
+	for (;;) {
+		got = 0;
+		i_mmap_lock_read(mapping);
+		vma_interval_tree_foreach(vma, &mapping->i_mmap, pgoff, pgoff) {
+			if (!vma_probeable(vma))
+				continue;
+			if (got < want) {
+				if (!mmget_not_zero(vma->vm_mm))
+					continue;
+				targets[got].mm = vma->vm_mm;
+				targets[got].vaddr =
+					offset_to_vaddr(vma, uprobe->offset);
+			}
+			got++;
+		}
+		i_mmap_unlock_read(mapping);
+		if (got <= want)
+			break;
+		for (i = 0; i < want; i++)
+			mmput(targets[i].mm);
+		kfree(targets);
+		want = got + 4;
+		targets = kmalloc_array(want, sizeof(*targets), GFP_KERNEL);
+		if (!targets)
+			return ERR_PTR(-ENOMEM);
+	}
+	*nr = got;
+	return targets;
+}
+
+/*
+ * Visit every mm mapping @uprobe: install it where @uc's filter wants it
+ * (@uc != NULL), or remove it where no consumer's filter wants it.
+ */
+static int walk_targets(struct uprobe *uprobe, struct uprobe_consumer *uc)
+{
+	struct mm_target *targets;
+	unsigned int nr = 0, i;
+	int ret = 0, err;
+
+	lockdep_assert_held_write(&uprobe->register_rwsem);
+	percpu_down_write(&dup_mmap_sem);
+	targets = collect_targets(uprobe, &nr);
+	if (IS_ERR(targets)) {
+		ret = PTR_ERR(targets);
+		goto out;
+	}
+	for (i = 0; i < nr; i++) {
+		struct mm_struct *mm = targets[i].mm;
+		unsigned long vaddr = targets[i].vaddr;
+		struct vm_area_struct *vma;
+
+		if (ret)
+			goto next;	/* stop at the first error */
+		mmap_write_lock(mm);
+		if (check_stable_address_space(mm))
+			goto unlock;	/* being torn down */
+		vma = vma_lookup(mm, vaddr);
+		if (!vma_maps_probe(vma, uprobe, vaddr))
+			goto unlock;	/* changed since we collected it */
+		if (uc) {
+			if (!uc->filter ||
+			    uc->filter(uc, UPROBE_FILTER_REGISTER, mm)) {
+				err = install_bp(uprobe, vma, vaddr);
+				if (err)
+					ret = err;
+			}
+		} else if (!uprobe_filter_chain(uprobe,
+						UPROBE_FILTER_UNREGISTER, mm)) {
+			remove_bp(uprobe, vma, vaddr);
+		}
+unlock:
+		mmap_write_unlock(mm);
+next:
+		mmput(mm);
+	}
+	kfree(targets);
+out:
+	percpu_up_write(&dup_mmap_sem);
+	return ret;
+}
+
+/**
+ * uprobe_install_all - write a probe's breakpoint for a new consumer
+ * @uprobe: the probe, with its register_rwsem held for write
+ * @uc: the consumer whose filter decides, per mm
+ *
+ * Return: 0, or the first error (the caller undoes the rest).
+ */
+int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc)
+{
+	return walk_targets(uprobe, uc);
+}
+
+/**
+ * uprobe_remove_all - take a probe's breakpoint out where nobody wants it
+ * @uprobe: the probe, with its register_rwsem held for write
+ */
+void uprobe_remove_all(struct uprobe *uprobe)
+{
+	walk_targets(uprobe, NULL);
+}
+
+/* ---- the hit path's helpers ---- */
+
+/**
+ * uprobe_bp_lookup_slow - find the probe at @vaddr through the VMA
+ * @mm: current->mm
+ * @vaddr: the breakpoint address
+ *
+ * For a breakpoint whose table entry was lost (see the top of this file):
+ * the VMA gives the file and offset, the registry the probe, and the entry
+ * is added back if the breakpoint is really there.
+ *
+ * Context: under uprobes_srcu, which keeps the result valid; takes
+ * mmap_lock for read.
+ * Return: the probe (no reference) or NULL.
+ */
+struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
+{
+	struct uprobe_bp_table *t;
+	struct vm_area_struct *vma;
+	struct uprobe *uprobe;
+	uprobe_opcode_t op;
+
+	mmap_read_lock(mm);
+	uprobe = uprobe_bp_lookup(mm, vaddr);
+	if (uprobe)
+		goto out;
+	vma = vma_lookup(mm, vaddr);
+	if (!vma || !vma_probeable(vma))
+		goto out;
+	uprobe = uprobe_find(file_inode(vma->vm_file),
+			     vaddr_to_offset(vma, vaddr));
+	if (!uprobe)
+		goto out;
+	if (read_opcode(mm, vaddr, &op) || !is_swbp_insn(&op) ||
+	    !test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
+		put_uprobe(uprobe);
+		uprobe = NULL;
+		goto out;
+	}
+	t = bp_table_create(mm);
+	if (t)
+		bp_table_add(t, vaddr, uprobe);
+	/* SRCU keeps it for the caller; the table holds its own ref. */
+	put_uprobe(uprobe);
+out:
+	mmap_read_unlock(mm);
+	return uprobe;
+}
+
+/**
+ * uprobe_unapply_current - honour UPROBE_HANDLER_REMOVE
+ * @uprobe: the probe just hit
+ * @vaddr: where
+ *
+ * Removes the breakpoint at @vaddr from current->mm if no consumer's filter
+ * wants it there.
+ *
+ * Context: process context; takes register_rwsem (read), then mmap_lock.
+ * Return: true when the original instruction is back at @vaddr.
+ */
+bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+	bool removed = false;
+
+	down_read(&uprobe->register_rwsem);
+	mmap_write_lock(mm);
+	if (!uprobe_filter_chain(uprobe, UPROBE_FILTER_UNREGISTER, mm)) {
+		vma = vma_lookup(mm, vaddr);
+		if (vma_maps_probe(vma, uprobe, vaddr)) {
+			remove_bp(uprobe, vma, vaddr);
+			removed = true;
+		}
+	}
+	mmap_write_unlock(mm);
+	up_read(&uprobe->register_rwsem);
+	return removed;
+}
+
+/* ---- mmap, munmap, fork, exit ---- */
+
+/**
+ * uprobe_mmap - write the breakpoints a new mapping needs
+ * @vma: a VMA just mapped (or re-made by a merge or split)
+ *
+ * Context: mmap_lock held for write.
+ * Return: 0 (failures leave the mapping without the breakpoint).
+ */
+int uprobe_mmap(struct vm_area_struct *vma)
+{
+	struct uprobe **list;
+	unsigned int nr, i;
+	struct inode *inode;
+
+	if (!vma->vm_file)
+		return 0;
+	refctr_apply_pending(vma);
+	if (!vma_probeable(vma) || uprobe_registry_empty())
+		return 0;
+
+	inode = file_inode(vma->vm_file);
+	list = uprobe_collect_range(inode, vaddr_to_offset(vma, vma->vm_start),
+				    vaddr_to_offset(vma, vma->vm_end), &nr);
+	for (i = 0; i < nr; i++) {
+		struct uprobe *uprobe = list[i];
+
+		if (uprobe_has_consumers(uprobe) &&
+		    uprobe_filter_chain(uprobe, UPROBE_FILTER_MMAP, vma->vm_mm))
+			install_bp(uprobe, vma,
+				   offset_to_vaddr(vma, uprobe->offset));
+		put_uprobe(uprobe);
+	}
+	kfree(list);
+	return 0;
+}
+
+/**
+ * uprobe_munmap - forget the breakpoints of a range being unmapped
+ * @vma: the VMA
+ * @start: first address of the range
+ * @end: address past it
+ *
+ * The pages themselves go with the mapping (or, for a merge or split, stay
+ * and are found again by uprobe_mmap()).
+ *
+ * Context: mmap_lock held (read or write), or the mapping's i_mmap_rwsem
+ * when a truncation unmaps it.
+ */
+void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
+		   unsigned long end)
+{
+	struct uprobe_bp_table *t = bp_table(vma->vm_mm);
+	unsigned long vaddr = start;
+
+	if (!t || start >= end)
+		return;
+	while (bp_table_next(t, &vaddr, end - 1)) {
+		bp_table_erase(t, vaddr);
+		vaddr++;
+	}
+}
+
+void uprobe_start_dup_mmap(void)
+{
+	percpu_down_read(&dup_mmap_sem);
+}
+
+void uprobe_end_dup_mmap(void)
+{
+	percpu_up_read(&dup_mmap_sem);
+}
+
+/**
+ * uprobe_dup_mmap - give a forked mm its parent's breakpoint state
+ * @oldmm: the parent's mm, mmap_lock held for write
+ * @newmm: the child's, not yet visible
+ *
+ * dup_mmap() copies the pages holding the breakpoints; this copies the
+ * table entries of the VMAs it copies, the pending SDT updates and the XOL
+ * area.  Entries that do not make it (no memory) are found again by the
+ * hit path's slow lookup.
+ */
+void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
+{
+	struct uprobe_bp_table *old = bp_table(oldmm), *new;
+	struct refctr_pending *p, *q;
+	struct vm_area_struct *vma;
+	struct uprobe *uprobe;
+	unsigned long vaddr = 0;
+
+	if (!test_bit(MMF_HAS_UPROBES, &oldmm->flags))
+		return;
+	set_bit(MMF_HAS_UPROBES, &newmm->flags);
+	xol_dup_area(oldmm, newmm);
+	if (!old)
+		return;
+	new = bp_table_create(newmm);
+	if (!new)
+		return;
+	while ((uprobe = bp_table_next(old, &vaddr, ULONG_MAX))) {
+		vma = vma_lookup(oldmm, vaddr);
+		if (vma && !(vma->vm_flags & VM_DONTCOPY))
+			bp_table_add(new, vaddr, uprobe);
+		vaddr++;
+	}
+	list_for_each_entry(p, &old->refctr_pending, node) {
+		q = kmalloc(sizeof(*q), GFP_KERNEL);
+		if (!q)
+			break;
+		q->uprobe = get_uprobe(p->uprobe);
+		list_add_tail(&q->node, &new->refctr_pending);
+	}
+}
+
+/**
+ * uprobe_clear_state - free an mm's uprobes state
+ * @mm: the mm, without users any more
+ */
+void uprobe_clear_state(struct mm_struct *mm)
+{
+	struct uprobe_bp_table *t = bp_table(mm);
+	struct refctr_pending *p, *tmp;
+	struct uprobe *uprobe;
+	unsigned long vaddr = 0;
+
+	xol_free_area(mm);
+	if (!t)
+		return;
+	mm->uprobes_state.bp_table = NULL;
+	while ((uprobe = bp_table_next(t, &vaddr, ULONG_MAX))) {
+		put_uprobe(uprobe);
+		vaddr++;
+	}
+	mtree_destroy(&t->bps);
+	list_for_each_entry_safe(p, tmp, &t->refctr_pending, node)
+		refctr_pending_free(p);
+	kfree(t);
+}

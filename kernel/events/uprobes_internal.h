@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * What the parts of the uprobes core share.  See uprobes.c for the locking
+ * rules; each part is one file:
+ *
+ *   uprobes.c          the registry: probes by (inode, offset), consumers,
+ *                      register/unregister/apply
+ *   uprobes_install.c  breakpoints: copy-on-write of one page of one mm,
+ *                      the per-mm table of installed addresses, walking the
+ *                      mms that map a file, mmap/munmap/fork, SDT counters
+ *   uprobes_xol.c      the per-mm "[uprobes]" mapping: trampoline, slots
+ *   uprobes_hit.c      a thread hits a breakpoint: handlers, emulation or
+ *                      a step out of line, signals, per-thread state
+ *   uprobes_ret.c      return probes: hijacked returns and the trampoline
+ */
+#ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
+#define _KERNEL_EVENTS_UPROBES_INTERNAL_H
+
+#include <linux/maple_tree.h>
+#include <linux/mutex.h>
+#include <linux/rbtree.h>
+#include <linux/refcount.h>
+#include <linux/rwsem.h>
+#include <linux/spinlock.h>
+#include <linux/srcu.h>
+#include <linux/uprobes.h>
+#include <linux/wait.h>
+#include <linux/workqueue.h>
+
+/* uprobe->flags */
+#define UPROBE_F_ANALYZED	0	/* arch analysis done, see analyze_err */
+#define UPROBE_F_DEAD		1	/* out of the registry: look it up again */
+
+/**
+ * struct uprobe - one probed (inode, offset)
+ * @rb_node: in the registry, ordered by (@inode, @offset).
+ * @ref: the registry holds one reference while the probe is in it, each
+ *	per-mm table entry one, each pending return instance one, and any
+ *	code path that looked the probe up one.
+ * @inode: the probed file (a reference is held).
+ * @offset: the probed file offset.
+ * @ref_ctr_offset: file offset of the SDT semaphore, 0 when none.
+ * @register_rwsem: serialises changes of @consumers and the install or
+ *	remove walk that follows such a change.
+ * @consumers: singly linked list; written under @register_rwsem (write),
+ *	read under uprobes_srcu.
+ * @flags: UPROBE_F_*.
+ * @analyze_err: result of arch_uprobe_analyze_insn() once ANALYZED.
+ * @rcu: frees the probe after an SRCU grace period ...
+ * @free_work: ... then drops the inode in process context.
+ * @arch: the architecture's view: the original bytes and how to run them.
+ */
+struct uprobe {
+	struct rb_node		rb_node;
+	refcount_t		ref;
+	struct inode		*inode;
+	loff_t			offset;
+	loff_t			ref_ctr_offset;
+	struct rw_semaphore	register_rwsem;
+	struct uprobe_consumer	*consumers;
+	unsigned long		flags;
+	int			analyze_err;
+	union {
+		struct rcu_head		rcu;
+		struct work_struct	free_work;
+	};
+	struct arch_uprobe	arch;
+};
+
+/**
+ * struct uprobe_bp_table - the breakpoints installed in one mm
+ * @bps: breakpoint address -> struct uprobe *, in RCU mode so the hit path
+ *	reads it without a lock.  Each entry holds a reference on its probe.
+ * @refctr_pending: probes installed here whose SDT semaphore was not mapped
+ *	yet (struct refctr_pending), applied when it gets mapped.
+ */
+struct uprobe_bp_table {
+	struct maple_tree	bps;
+	struct list_head	refctr_pending;
+};
+
+/* The XOL area: a few pages of slots, populated as slots are handed out. */
+#define XOL_NR_PAGES		4
+#define XOL_SLOTS_PER_PAGE	(PAGE_SIZE / UPROBE_XOL_SLOT_BYTES)
+#define XOL_NR_SLOTS		(XOL_NR_PAGES * XOL_SLOTS_PER_PAGE)
+
+/**
+ * struct xol_area - the "[uprobes]" mapping of one mm
+ * @vaddr: its user address; slot 0 at @vaddr is the return trampoline.
+ * @lock: protects @slots and @pages.
+ * @slot_waiters: threads waiting for a free slot; a thread that finishes
+ *	a step gives its slot back only when this is non-zero.
+ * @wq: where they wait.
+ * @slots: bitmap of the slots handed out (slot 0 always).
+ * @pages: the pages behind the mapping, NULL until a slot on them is used.
+ */
+struct xol_area {
+	unsigned long		vaddr;
+	spinlock_t		lock;	/* see above */
+	atomic_t		slot_waiters;
+	wait_queue_head_t	wq;
+	DECLARE_BITMAP(slots, XOL_NR_SLOTS);
+	struct page		*pages[XOL_NR_PAGES];
+};
+
+extern struct srcu_struct uprobes_srcu;
+
+/* uprobes.c: the registry */
+int uprobe_key_cmp(const struct inode *ia, loff_t oa,
+		   const struct inode *ib, loff_t ob);
+struct uprobe *get_uprobe(struct uprobe *uprobe);
+void put_uprobe(struct uprobe *uprobe);
+struct uprobe *uprobe_tree_search(struct rb_root *root, struct inode *inode,
+				  loff_t offset);
+struct uprobe *uprobe_tree_insert(struct rb_root *root, struct uprobe *new);
+struct rb_node *uprobe_tree_first(struct rb_root *root, struct inode *inode,
+				  loff_t start);
+bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end);
+struct uprobe *uprobe_find(struct inode *inode, loff_t offset);
+bool uprobe_registry_empty(void);
+struct uprobe **uprobe_collect_range(struct inode *inode, loff_t start,
+				     loff_t end, unsigned int *nr);
+bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
+			 struct mm_struct *mm);
+bool uprobe_has_consumers(struct uprobe *uprobe);
+
+/* uprobes_install.c: breakpoints in mms */
+int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc);
+void uprobe_remove_all(struct uprobe *uprobe);
+struct uprobe *uprobe_bp_lookup(struct mm_struct *mm, unsigned long vaddr);
+struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
+bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
+
+/* uprobes_xol.c: the "[uprobes]" area */
+struct xol_area *xol_get_area(void);
+unsigned long xol_slot_vaddr(struct xol_area *area, unsigned int slot);
+unsigned int xol_take_slot(struct xol_area *area);
+void xol_put_slot(struct xol_area *area, unsigned int slot);
+bool xol_slot_wanted(struct xol_area *area);
+void xol_fill_slot(struct xol_area *area, unsigned int slot,
+		   struct arch_uprobe *aup);
+void xol_dup_area(struct mm_struct *oldmm, struct mm_struct *newmm);
+void xol_free_area(struct mm_struct *mm);
+/* pure slot bookkeeping, for KUnit */
+int xol_bitmap_take(unsigned long *slots, unsigned int nr);
+
+/* uprobes_hit.c: a thread at a breakpoint */
+struct uprobe_task *uprobe_get_utask(void);
+void uprobes_hit_init(void);
+
+/* uprobes_ret.c: return probes */
+void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
+			struct uprobe_task *utask);
+void uprobe_handle_trampoline(struct pt_regs *regs);
+void uprobe_free_returns(struct uprobe_task *utask);
+int uprobe_dup_returns(struct uprobe_task *from, struct uprobe_task *to);
+extern atomic_long_t uprobes_dropped_returns;
+/* pure list bookkeeping, for KUnit */
+struct return_instance *ri_pop_dead(struct uprobe_task *utask,
+				    bool (*alive)(struct return_instance *ri,
+						  void *arg),
+				    void *arg);
+struct return_instance *ri_returning_chain(struct return_instance *dead);
+void ri_free_list(struct return_instance *ri, bool put);
+
+#endif /* _KERNEL_EVENTS_UPROBES_INTERNAL_H */

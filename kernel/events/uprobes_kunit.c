@@ -1,0 +1,203 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * KUnit tests for the pure parts of the uprobes core: the registry's order
+ * and lookups, the XOL slot bitmap, and the bookkeeping of pending return
+ * probes (which frames are dead, which chain returns).
+ */
+
+#include <kunit/test.h>
+#include <linux/slab.h>
+#include <linux/uprobes.h>
+
+#include "uprobes_internal.h"
+
+/* Only the addresses of these are used, as registry keys. */
+static struct inode *const inode_a = (struct inode *)0x1000;
+static struct inode *const inode_b = (struct inode *)0x2000;
+
+static struct uprobe *fake_uprobe(struct kunit *test, struct inode *inode,
+				  loff_t offset)
+{
+	struct uprobe *u = kunit_kzalloc(test, sizeof(*u), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, u);
+	u->inode = inode;
+	u->offset = offset;
+	return u;
+}
+
+static void key_order_is_inode_then_offset(struct kunit *test)
+{
+	KUNIT_EXPECT_LT(test, uprobe_key_cmp(inode_a, 0x900, inode_b, 0x10), 0);
+	KUNIT_EXPECT_GT(test, uprobe_key_cmp(inode_b, 0x10, inode_a, 0x900), 0);
+	KUNIT_EXPECT_LT(test, uprobe_key_cmp(inode_a, 0x10, inode_a, 0x11), 0);
+	KUNIT_EXPECT_GT(test, uprobe_key_cmp(inode_a, 0x11, inode_a, 0x10), 0);
+	KUNIT_EXPECT_EQ(test, uprobe_key_cmp(inode_a, 0x10, inode_a, 0x10), 0);
+}
+
+static void insert_refuses_duplicate_key(struct kunit *test)
+{
+	struct rb_root root = RB_ROOT;
+	struct uprobe *u1 = fake_uprobe(test, inode_a, 0x100);
+	struct uprobe *u2 = fake_uprobe(test, inode_a, 0x100);
+
+	KUNIT_EXPECT_NULL(test, uprobe_tree_insert(&root, u1));
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert(&root, u2), u1);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_search(&root, inode_a, 0x100), u1);
+	KUNIT_EXPECT_NULL(test, uprobe_tree_search(&root, inode_b, 0x100));
+	KUNIT_EXPECT_NULL(test, uprobe_tree_search(&root, inode_a, 0x101));
+}
+
+/* What uprobe_mmap() relies on: one file's probes in a range, in order. */
+static void range_walk_stays_in_file_and_range(struct kunit *test)
+{
+	static const loff_t offs[] = { 0x50, 0x1000, 0x1004, 0x1fff, 0x2000, 0x3000 };
+	struct rb_root root = RB_ROOT;
+	loff_t seen[ARRAY_SIZE(offs)];
+	unsigned int i, n = 0;
+	struct rb_node *node;
+
+	/* Probes of another file on both sides of inode_a's in key order. */
+	uprobe_tree_insert(&root, fake_uprobe(test, (struct inode *)0x0800, 0x1500));
+	uprobe_tree_insert(&root, fake_uprobe(test, inode_b, 0x1500));
+	for (i = ARRAY_SIZE(offs); i-- > 0;)
+		uprobe_tree_insert(&root, fake_uprobe(test, inode_a, offs[i]));
+
+	for (node = uprobe_tree_first(&root, inode_a, 0x1000);
+	     node && uprobe_in_range(node, inode_a, 0x2000); node = rb_next(node))
+		seen[n++] = rb_entry(node, struct uprobe, rb_node)->offset;
+
+	KUNIT_ASSERT_EQ(test, n, 3U);
+	KUNIT_EXPECT_EQ(test, seen[0], (loff_t)0x1000);
+	KUNIT_EXPECT_EQ(test, seen[1], (loff_t)0x1004);
+	KUNIT_EXPECT_EQ(test, seen[2], (loff_t)0x1fff);
+
+	/* A range past the file's last probe finds nothing of this file. */
+	node = uprobe_tree_first(&root, inode_a, 0x3001);
+	KUNIT_EXPECT_TRUE(test, !node || !uprobe_in_range(node, inode_a, 0x9000));
+}
+
+static void slots_are_taken_lowest_first_until_full(struct kunit *test)
+{
+	DECLARE_BITMAP(slots, 8) = { 0 };
+	int i;
+
+	__set_bit(0, slots);	/* the trampoline */
+	for (i = 1; i < 8; i++)
+		KUNIT_EXPECT_EQ(test, xol_bitmap_take(slots, 8), i);
+	KUNIT_EXPECT_EQ(test, xol_bitmap_take(slots, 8), -1);
+
+	__clear_bit(5, slots);
+	KUNIT_EXPECT_EQ(test, xol_bitmap_take(slots, 8), 5);
+	KUNIT_EXPECT_EQ(test, xol_bitmap_take(slots, 8), -1);
+}
+
+/* Pending returns of a fake thread, by stack address; "alive" is sp <= stack. */
+static struct return_instance *push_ri(struct kunit *test,
+				       struct uprobe_task *utask,
+				       unsigned long stack, bool chained)
+{
+	struct return_instance *ri = kzalloc(sizeof(*ri), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, ri);
+	ri->stack = stack;
+	ri->chained = chained;
+	ri->next = utask->return_instances;
+	utask->return_instances = ri;
+	utask->depth++;
+	return ri;
+}
+
+static bool alive_if_at_or_above_sp(struct return_instance *ri, void *arg)
+{
+	return *(unsigned long *)arg <= ri->stack;
+}
+
+static void plain_return_pops_only_its_frame(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	struct return_instance *outer, *inner, *dead;
+	unsigned long sp = 0x7f00 + 8;	/* inner's frame returned */
+
+	outer = push_ri(test, &utask, 0x8000, false);
+	inner = push_ri(test, &utask, 0x7f00, false);
+
+	dead = ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
+	KUNIT_EXPECT_PTR_EQ(test, dead, inner);
+	KUNIT_EXPECT_PTR_EQ(test, ri_returning_chain(dead), inner);
+	KUNIT_EXPECT_PTR_EQ(test, utask.return_instances, outer);
+	KUNIT_EXPECT_EQ(test, utask.depth, 1U);
+	ri_free_list(dead, false);
+	ri_free_list(utask.return_instances, false);
+}
+
+static void longjmp_past_frames_drops_them(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	struct return_instance *outer, *mid, *dead;
+	unsigned long sp = 0x7e00 + 8;	/* mid's frame returned ... */
+
+	outer = push_ri(test, &utask, 0x8000, false);
+	mid = push_ri(test, &utask, 0x7e00, false);
+	push_ri(test, &utask, 0x7d00, false);	/* ... after a longjmp out of these */
+	push_ri(test, &utask, 0x7c00, false);
+
+	dead = ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
+	KUNIT_ASSERT_NOT_NULL(test, dead);
+	KUNIT_EXPECT_PTR_EQ(test, ri_returning_chain(dead), mid);
+	KUNIT_EXPECT_NULL(test, mid->next);
+	KUNIT_EXPECT_PTR_EQ(test, utask.return_instances, outer);
+	KUNIT_EXPECT_EQ(test, utask.depth, 1U);
+	ri_free_list(dead, false);
+	ri_free_list(utask.return_instances, false);
+}
+
+static void tail_call_chain_returns_together(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	struct return_instance *b, *c, *dead;
+	unsigned long sp = 0x7f00 + 8;	/* a's (and b's) frame returned */
+
+	push_ri(test, &utask, 0x7f00, false);	/* a */
+	b = push_ri(test, &utask, 0x7f00, true);	/* a tail-called b */
+	c = push_ri(test, &utask, 0x7e00, false);	/* b called c, longjmp'd out */
+
+	dead = ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
+	KUNIT_EXPECT_PTR_EQ(test, dead, c);
+	KUNIT_EXPECT_PTR_EQ(test, ri_returning_chain(dead), b);
+	KUNIT_EXPECT_NULL(test, utask.return_instances);
+	KUNIT_EXPECT_EQ(test, utask.depth, 0U);
+	ri_free_list(dead, false);
+}
+
+static void return_matching_no_frame_pops_nothing(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	unsigned long sp = 0x1000;	/* another stack, below every frame */
+
+	push_ri(test, &utask, 0x8000, false);
+	KUNIT_EXPECT_NULL(test, ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp));
+	KUNIT_EXPECT_EQ(test, utask.depth, 1U);
+	ri_free_list(utask.return_instances, false);
+}
+
+static struct kunit_case uprobes_core_cases[] = {
+	KUNIT_CASE(key_order_is_inode_then_offset),
+	KUNIT_CASE(insert_refuses_duplicate_key),
+	KUNIT_CASE(range_walk_stays_in_file_and_range),
+	KUNIT_CASE(slots_are_taken_lowest_first_until_full),
+	KUNIT_CASE(plain_return_pops_only_its_frame),
+	KUNIT_CASE(longjmp_past_frames_drops_them),
+	KUNIT_CASE(tail_call_chain_returns_together),
+	KUNIT_CASE(return_matching_no_frame_pops_nothing),
+	{}
+};
+
+static struct kunit_suite uprobes_core_suite = {
+	.name = "uprobes_core",
+	.test_cases = uprobes_core_cases,
+};
+
+kunit_test_suite(uprobes_core_suite);
+
+MODULE_LICENSE("GPL");

@@ -1,0 +1,277 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uprobes: return probes.
+ *
+ * At the entry hit of a probe with a ret_handler, the architecture swaps
+ * the return address on the user stack for the trampoline (slot 0 of the
+ * XOL area) and the core pushes a struct return_instance on the thread's
+ * list: the real return address and the stack pointer at entry.  When the
+ * function returns it lands on the trampoline's breakpoint; the core pops
+ * the instance, runs the ret_handlers with regs->ip already at the real
+ * return address, and the thread goes on from there.
+ *
+ * The list is ordered by stack depth, most recent (deepest) first.  Frames
+ * a program leaves without returning (longjmp, exceptions, siglongjmp out
+ * of a handler) are found by comparing stack pointers, through
+ * arch_uretprobe_is_alive():
+ *  - at an entry hit, instances whose frames lie below the current stack
+ *    pointer are dropped before the new one is pushed;
+ *  - at the trampoline, every instance whose frame is no longer on the
+ *    stack is popped; the oldest of them is the frame that just returned
+ *    (with the tail-called frames chained onto it), the others were
+ *    abandoned and are dropped without running their handlers.
+ * A return through the trampoline that matches no pending frame (a
+ * program that switched to another stack, or copied a stack holding a
+ * trampoline address) cannot be sent anywhere sensible: the thread gets
+ * SIGILL.
+ *
+ * A tail call from one probed function to another finds the trampoline
+ * already in the return slot; its instance is "chained" to the previous
+ * one and returns with it.
+ *
+ * At most MAX_URETPROBE_DEPTH instances are pending per thread; deeper
+ * calls are not hijacked, and counted in uprobes_dropped_returns.
+ *
+ * Memory: 48 bytes (kmalloc-64) per pending return on x86_64.
+ */
+
+#define pr_fmt(fmt) "uprobes: " fmt
+
+#include <linux/ptrace.h>
+#include <linux/sched/signal.h>
+#include <linux/slab.h>
+#include <linux/uprobes.h>
+
+#include "uprobes_internal.h"
+
+atomic_long_t uprobes_dropped_returns = ATOMIC_LONG_INIT(0);
+
+struct alive_check {
+	enum rp_check		ctx;
+	struct pt_regs		*regs;
+};
+
+static bool ri_alive(struct return_instance *ri, void *arg)
+{
+	struct alive_check *c = arg;
+
+	return arch_uretprobe_is_alive(ri, c->ctx, c->regs);
+}
+
+/**
+ * ri_free_list - free a list of return instances
+ * @ri: the first
+ * @put: drop each one's probe reference (false only for KUnit fakes)
+ */
+void ri_free_list(struct return_instance *ri, bool put)
+{
+	while (ri) {
+		struct return_instance *next = ri->next;
+
+		if (put)
+			put_uprobe(ri->uprobe);
+		kfree(ri);
+		ri = next;
+	}
+}
+
+/**
+ * ri_pop_dead - pop the instances whose frames are gone
+ * @utask: the thread's state
+ * @alive: says whether an instance's frame is still on the stack
+ * @arg: passed to @alive
+ *
+ * Pops from the most recent end while @alive says no.
+ *
+ * Return: the popped instances, still linked most recent first (the last
+ * one's ->next is NULL), or NULL.
+ */
+struct return_instance *ri_pop_dead(struct uprobe_task *utask,
+				    bool (*alive)(struct return_instance *ri,
+						  void *arg),
+				    void *arg)
+{
+	struct return_instance *first = utask->return_instances;
+	struct return_instance *ri = first, *last = NULL;
+
+	while (ri && !alive(ri, arg)) {
+		last = ri;
+		ri = ri->next;
+		utask->depth--;
+	}
+	if (!last)
+		return NULL;
+	last->next = NULL;
+	utask->return_instances = ri;
+	return first;
+}
+
+/**
+ * ri_returning_chain - which popped instances belong to the return
+ * @dead: instances popped at the trampoline (non-empty), most recent first
+ *
+ * The oldest popped instance is the frame that returned; the instances
+ * just before it that are chained to it (tail calls) return with it.
+ *
+ * Return: the first instance of that chain; those before it in @dead were
+ * abandoned.
+ */
+struct return_instance *ri_returning_chain(struct return_instance *dead)
+{
+	struct return_instance *ri, *start = dead;
+
+	for (ri = dead; ri->next; ri = ri->next)
+		if (!ri->chained)
+			start = ri->next;
+	return start;
+}
+
+static void drop_dead(struct uprobe_task *utask, enum rp_check ctx,
+		      struct pt_regs *regs)
+{
+	struct alive_check c = { .ctx = ctx, .regs = regs };
+
+	ri_free_list(ri_pop_dead(utask, ri_alive, &c), true);
+}
+
+/**
+ * uprobe_push_return - hijack the return of the function just entered
+ * @uprobe: the probe hit at its first instruction
+ * @regs: the registers, regs->ip at the probe
+ * @utask: current's state
+ *
+ * Context: the hit path, under uprobes_srcu.
+ */
+void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
+			struct uprobe_task *utask)
+{
+	unsigned long trampoline, orig;
+	struct return_instance *ri;
+	struct xol_area *area;
+	bool chained;
+
+	/* Frames wholly below the stack pointer are gone in any case. */
+	drop_dead(utask, RP_CHECK_CHAIN_CALL, regs);
+	if (utask->depth >= MAX_URETPROBE_DEPTH) {
+		atomic_long_inc(&uprobes_dropped_returns);
+		pr_warn_ratelimited("pid %d: more than %d return probes pending, not probing this return\n",
+				    current->pid, MAX_URETPROBE_DEPTH);
+		return;
+	}
+
+	area = xol_get_area();
+	if (!area)
+		return;
+	trampoline = area->vaddr;
+	ri = kmalloc(sizeof(*ri), GFP_KERNEL);
+	if (!ri)
+		return;
+	orig = arch_uretprobe_hijack_return_addr(trampoline, regs);
+	if (orig == -1) {
+		kfree(ri);
+		return;
+	}
+
+	chained = orig == trampoline;
+	if (!chained) {
+		/* A frame at this very stack slot was left by a longjmp. */
+		drop_dead(utask, RP_CHECK_CALL, regs);
+	} else if (!utask->return_instances) {
+		pr_warn_ratelimited("pid %d: the trampoline is the return address but no return is pending\n",
+				    current->pid);
+		kfree(ri);
+		return;
+	}
+	if (chained)
+		orig = utask->return_instances->orig_ret_vaddr;
+
+	ri->uprobe = get_uprobe(uprobe);
+	ri->func = instruction_pointer(regs);
+	ri->stack = user_stack_pointer(regs);
+	ri->orig_ret_vaddr = orig;
+	ri->chained = chained;
+	ri->next = utask->return_instances;
+	utask->return_instances = ri;
+	utask->depth++;
+}
+
+static void run_ret_handlers(struct return_instance *ri, struct pt_regs *regs)
+{
+	struct uprobe_consumer *uc;
+
+	for (uc = READ_ONCE(ri->uprobe->consumers); uc; uc = READ_ONCE(uc->next))
+		if (uc->ret_handler)
+			uc->ret_handler(uc, ri->func, regs);
+}
+
+/**
+ * uprobe_handle_trampoline - a function returned through the trampoline
+ * @regs: the registers, just after the return
+ *
+ * Context: uprobe_notify_resume().
+ */
+void uprobe_handle_trampoline(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct alive_check c = { .ctx = RP_CHECK_RET, .regs = regs };
+	struct return_instance *dead, *ri;
+	int idx;
+
+	if (!utask || !utask->return_instances)
+		goto sigill;
+	dead = ri_pop_dead(utask, ri_alive, &c);
+	if (!dead)
+		goto sigill;
+
+	ri = ri_returning_chain(dead);
+	instruction_pointer_set(regs, ri->orig_ret_vaddr);
+	idx = srcu_read_lock(&uprobes_srcu);
+	for (; ri; ri = ri->next)
+		run_ret_handlers(ri, regs);
+	srcu_read_unlock(&uprobes_srcu, idx);
+	ri_free_list(dead, true);
+	return;
+
+sigill:
+	pr_warn_ratelimited("pid %d: returned through the uprobes trampoline with no matching return pending, sending SIGILL\n",
+			    current->pid);
+	force_sig(SIGILL);
+}
+
+/**
+ * uprobe_free_returns - drop a thread's pending returns
+ * @utask: its state
+ */
+void uprobe_free_returns(struct uprobe_task *utask)
+{
+	ri_free_list(utask->return_instances, true);
+	utask->return_instances = NULL;
+	utask->depth = 0;
+}
+
+/**
+ * uprobe_dup_returns - copy pending returns to a forked child
+ * @from: the parent's state
+ * @to: the child's, empty
+ *
+ * Return: 0 or -ENOMEM (with nothing copied).
+ */
+int uprobe_dup_returns(struct uprobe_task *from, struct uprobe_task *to)
+{
+	struct return_instance **tail = &to->return_instances;
+	struct return_instance *ri, *n;
+
+	for (ri = from->return_instances; ri; ri = ri->next) {
+		n = kmemdup(ri, sizeof(*ri), GFP_KERNEL);
+		if (!n) {
+			uprobe_free_returns(to);
+			return -ENOMEM;
+		}
+		get_uprobe(n->uprobe);
+		n->next = NULL;
+		*tail = n;
+		tail = &n->next;
+		to->depth++;
+	}
+	return 0;
+}

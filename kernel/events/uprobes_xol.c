@@ -1,0 +1,341 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uprobes: the per-mm "[uprobes]" mapping.
+ *
+ * An mm gets the mapping the first time one of its threads must step an
+ * instruction out of line or has a return hijacked.  It is XOL_NR_PAGES of
+ * address space, read+exec for user space, never writable by it, and
+ * placed as high as the task can address (below 4 GiB for 32-bit tasks).
+ * Its pages are the kernel's, made when first needed and handed to user
+ * space by the fault handler, which looks the page up in the faulting mm's
+ * own area: a forked child's copy of the VMA therefore shows the child's
+ * pages, whose area uprobe_dup_mmap() gives the same address (pending
+ * returns in the child point at it).
+ *
+ * Slot 0 holds the return trampoline: one breakpoint, recognised by its
+ * address.  Every other slot is given to one thread at its first step and
+ * kept by it (no shared write on later hits) until it exits; when all are
+ * taken, threads that need one wait, and threads finishing a step give
+ * theirs back while somebody waits.
+ *
+ * Memory: 200 bytes of struct xol_area per mm that uses it, one page for
+ * the trampoline and the first slots, one more page per
+ * XOL_SLOTS_PER_PAGE threads that stepped out of line.
+ */
+
+#include <linux/highmem.h>
+#include <linux/mm.h>
+#include <linux/mman.h>
+#include <linux/sched/signal.h>
+#include <linux/security.h>
+#include <linux/slab.h>
+#include <linux/uprobes.h>
+
+#include "uprobes_internal.h"
+
+static struct xol_area *mm_xol_area(struct mm_struct *mm)
+{
+	/* Pairs with the release store in xol_get_area(). */
+	return smp_load_acquire(&mm->uprobes_state.xol_area);
+}
+
+static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
+			    struct vm_area_struct *vma, struct vm_fault *vmf)
+{
+	struct xol_area *area = mm_xol_area(vma->vm_mm);
+	unsigned long index = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
+	struct page *page = NULL;
+
+	if (!area || vma->vm_start != area->vaddr || index >= XOL_NR_PAGES)
+		return VM_FAULT_SIGBUS;
+	spin_lock(&area->lock);
+	page = area->pages[index];
+	if (page)
+		get_page(page);
+	spin_unlock(&area->lock);
+	if (!page)
+		return VM_FAULT_SIGBUS;
+	vmf->page = page;
+	return 0;
+}
+
+/* Pending returns point at the trampoline's address: it cannot move. */
+static int xol_mremap(const struct vm_special_mapping *sm,
+		      struct vm_area_struct *new_vma)
+{
+	return -EINVAL;
+}
+
+static const struct vm_special_mapping xol_mapping = {
+	.name	= "[uprobes]",
+	.fault	= xol_fault,
+	.mremap	= xol_mremap,
+};
+
+/**
+ * arch_uprobe_copy_ixol - copy an instruction into an XOL slot
+ * @page: the slot's page
+ * @vaddr: the slot's user address
+ * @src: the bytes
+ * @len: how many
+ *
+ * Architectures with incoherent instruction caches override this.
+ */
+void __weak arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
+				  void *src, unsigned long len)
+{
+	void *kaddr = kmap_local_page(page);
+
+	memcpy(kaddr + offset_in_page(vaddr), src, len);
+	kunmap_local(kaddr);
+	flush_dcache_page(page);
+}
+
+static void xol_area_free(struct xol_area *area)
+{
+	int i;
+
+	for (i = 0; i < XOL_NR_PAGES; i++)
+		if (area->pages[i])
+			put_page(area->pages[i]);
+	kfree(area);
+}
+
+/* An area with its first page and the trampoline, for address @vaddr. */
+static struct xol_area *xol_area_new(unsigned long vaddr)
+{
+	uprobe_opcode_t trampoline = UPROBE_SWBP_INSN;
+	struct xol_area *area;
+
+	area = kzalloc(sizeof(*area), GFP_KERNEL);
+	if (!area)
+		return NULL;
+	area->pages[0] = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
+	if (!area->pages[0]) {
+		kfree(area);
+		return NULL;
+	}
+	spin_lock_init(&area->lock);
+	init_waitqueue_head(&area->wq);
+	atomic_set(&area->slot_waiters, 0);
+	__set_bit(0, area->slots);
+	area->vaddr = vaddr;
+	if (vaddr)
+		arch_uprobe_copy_ixol(area->pages[0], vaddr, &trampoline,
+				      UPROBE_SWBP_INSN_SIZE);
+	return area;
+}
+
+/*
+ * The highest free range the task can address, so the mapping stays out
+ * of the way of the program's own top-down mmaps.
+ */
+static unsigned long xol_find_range(void)
+{
+	struct vm_unmapped_area_info info = {
+		.flags		= VM_UNMAPPED_AREA_TOPDOWN,
+		.length		= XOL_NR_PAGES * PAGE_SIZE,
+		.low_limit	= max_t(unsigned long, PAGE_SIZE, mmap_min_addr),
+		.high_limit	= TASK_SIZE,
+	};
+
+	return vm_unmapped_area(&info);
+}
+
+/**
+ * xol_get_area - current->mm's XOL area, made if needed
+ *
+ * Context: process context, may sleep; takes mmap_lock for write the
+ * first time.
+ * Return: the area, or NULL (no memory, no address space, fatal signal).
+ */
+struct xol_area *xol_get_area(void)
+{
+	struct mm_struct *mm = current->mm;
+	struct xol_area *area = mm_xol_area(mm), *new;
+	uprobe_opcode_t trampoline = UPROBE_SWBP_INSN;
+	struct vm_area_struct *vma;
+	unsigned long vaddr;
+
+	if (area)
+		return area;
+	new = xol_area_new(0);
+	if (!new)
+		return NULL;
+	if (mmap_write_lock_killable(mm))
+		goto free;
+	area = mm->uprobes_state.xol_area;
+	if (area)
+		goto unlock;	/* another thread made it */
+	vaddr = xol_find_range();
+	if (IS_ERR_VALUE(vaddr))
+		goto unlock;
+	vma = _install_special_mapping(mm, vaddr, XOL_NR_PAGES * PAGE_SIZE,
+				       VM_READ | VM_EXEC | VM_MAYREAD |
+				       VM_MAYEXEC | VM_DONTDUMP,
+				       &xol_mapping);
+	if (IS_ERR(vma))
+		goto unlock;
+	new->vaddr = vaddr;
+	arch_uprobe_copy_ixol(new->pages[0], vaddr, &trampoline,
+			      UPROBE_SWBP_INSN_SIZE);
+	/* Readers see the trampoline written: pairs with mm_xol_area(). */
+	smp_store_release(&mm->uprobes_state.xol_area, new);
+	area = new;
+	new = NULL;
+unlock:
+	mmap_write_unlock(mm);
+free:
+	if (new)
+		xol_area_free(new);
+	return area;
+}
+
+/**
+ * uprobe_get_trampoline_vaddr - where current's return trampoline is
+ *
+ * Return: its user address, or -1 when current->mm has no XOL area.
+ */
+unsigned long uprobe_get_trampoline_vaddr(void)
+{
+	struct xol_area *area = mm_xol_area(current->mm);
+
+	return area ? area->vaddr : -1;
+}
+
+unsigned long xol_slot_vaddr(struct xol_area *area, unsigned int slot)
+{
+	return area->vaddr + (unsigned long)slot * UPROBE_XOL_SLOT_BYTES;
+}
+
+/**
+ * xol_bitmap_take - take the first free slot of a bitmap
+ * @slots: the bitmap
+ * @nr: its size in bits
+ *
+ * Return: the slot's index (now set), or -1 when all are taken.
+ */
+int xol_bitmap_take(unsigned long *slots, unsigned int nr)
+{
+	unsigned int i = find_first_zero_bit(slots, nr);
+
+	if (i >= nr)
+		return -1;
+	__set_bit(i, slots);
+	return i;
+}
+
+/**
+ * xol_take_slot - get a slot for the current thread
+ * @area: current->mm's area
+ *
+ * Waits while every slot is taken.
+ *
+ * Context: process context, may sleep.
+ * Return: the slot index (> 0), or 0 on a fatal signal or no memory.
+ */
+unsigned int xol_take_slot(struct xol_area *area)
+{
+	struct page *page = NULL;
+	int slot;
+
+	for (;;) {
+		spin_lock(&area->lock);
+		slot = xol_bitmap_take(area->slots, XOL_NR_SLOTS);
+		if (slot > 0) {
+			struct page **pp = &area->pages[slot / XOL_SLOTS_PER_PAGE];
+
+			if (*pp || page) {
+				if (!*pp) {
+					*pp = page;
+					page = NULL;
+				}
+				spin_unlock(&area->lock);
+				break;
+			}
+			/* Its page is not there yet: make one and retry. */
+			__clear_bit(slot, area->slots);
+			spin_unlock(&area->lock);
+			page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
+			if (!page)
+				return 0;
+			continue;
+		}
+		spin_unlock(&area->lock);
+
+		atomic_inc(&area->slot_waiters);
+		slot = wait_event_killable(area->wq,
+					   !bitmap_full(area->slots, XOL_NR_SLOTS));
+		atomic_dec(&area->slot_waiters);
+		if (slot) {
+			slot = 0;
+			break;
+		}
+	}
+	if (page)
+		__free_page(page);
+	return slot;
+}
+
+/**
+ * xol_put_slot - give a slot back
+ * @area: the area it came from
+ * @slot: its index
+ */
+void xol_put_slot(struct xol_area *area, unsigned int slot)
+{
+	spin_lock(&area->lock);
+	__clear_bit(slot, area->slots);
+	spin_unlock(&area->lock);
+	if (atomic_read(&area->slot_waiters))
+		wake_up(&area->wq);
+}
+
+/* Does some thread wait for a slot?  Read-only in the common case. */
+bool xol_slot_wanted(struct xol_area *area)
+{
+	return atomic_read(&area->slot_waiters) != 0;
+}
+
+/**
+ * xol_fill_slot - copy a probe's out-of-line instruction into a slot
+ * @area: current->mm's area
+ * @slot: a slot the current thread holds
+ * @aup: the probe's arch data (its ixol)
+ */
+void xol_fill_slot(struct xol_area *area, unsigned int slot,
+		   struct arch_uprobe *aup)
+{
+	struct page *page = area->pages[slot / XOL_SLOTS_PER_PAGE];
+
+	BUILD_BUG_ON(sizeof(aup->ixol) > UPROBE_XOL_SLOT_BYTES);
+	arch_uprobe_copy_ixol(page, xol_slot_vaddr(area, slot), &aup->ixol,
+			      sizeof(aup->ixol));
+}
+
+/**
+ * xol_dup_area - give a forked mm an area at its parent's address
+ * @oldmm: the parent's mm, mmap_lock held for write
+ * @newmm: the child's, which has a copy of the parent's VMA
+ */
+void xol_dup_area(struct mm_struct *oldmm, struct mm_struct *newmm)
+{
+	struct xol_area *old = mm_xol_area(oldmm);
+
+	if (old)
+		newmm->uprobes_state.xol_area = xol_area_new(old->vaddr);
+}
+
+/**
+ * xol_free_area - free an mm's area
+ * @mm: the mm, without users
+ */
+void xol_free_area(struct mm_struct *mm)
+{
+	struct xol_area *area = mm->uprobes_state.xol_area;
+
+	if (!area)
+		return;
+	mm->uprobes_state.xol_area = NULL;
+	xol_area_free(area);
+}
