@@ -42,3 +42,9 @@ vm:
 
 clean:
 	rm -rf build
+
+# make bench: hit and attach cost on ours, stock 6.1 and stock 6.12
+# (harness/bench/run; tables and plot in build/bench/).  A tool, not a test.
+.PHONY: bench
+bench:
+	@harness/bench/run $(BENCH_ARGS)

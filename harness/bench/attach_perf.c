@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * attach_perf: the perf half of the attach benchmark (harness/bench).
+ *
+ *   attach_perf BIN OFFSETS N
+ *
+ * Opens one uprobe-PMU perf event (pid -1, cpu 0: system-wide, as
+ * bpftrace and perf record -a do) for each of N functions picked evenly
+ * from OFFSETS (genbig's "NAME 0xOFF" lines), which installs every probe
+ * in every process mapping BIN; then runs "BIN callall" on CPU 0, checks
+ * that the N counters add up to N, and closes them all.  Prints:
+ *
+ *   open_ms X         time to open (attach) the N events
+ *   close_ms X        time to close (detach) them
+ *   slab_open_kb X    /proc/meminfo Slab after open minus before
+ *   slab_close_kb X   after close minus before
+ *   hits X            the counters' sum (must be N)
+ *
+ * Exit status 1 when the counters do not add up to N.
+ */
+#define _GNU_SOURCE
+#include <linux/perf_event.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+static double now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
+}
+
+static long slab_kb(void)
+{
+	FILE *f = fopen("/proc/meminfo", "r");
+	char line[256];
+	long v = -1;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (sscanf(line, "Slab: %ld kB", &v) == 1)
+			break;
+	fclose(f);
+	return v;
+}
+
+static int read_int(const char *path)
+{
+	FILE *f = fopen(path, "r");
+	int v = -1;
+
+	if (f) {
+		if (fscanf(f, "%d", &v) != 1)
+			v = -1;
+		fclose(f);
+	}
+	return v;
+}
+
+int main(int argc, char **argv)
+{
+	const char *bin, *offpath;
+	unsigned long long *offs;
+	int n, total = 0, type, *fds;
+	struct perf_event_attr attr;
+	struct rlimit rl;
+	char name[64];
+	unsigned long long off;
+	long s0, s1, s2;
+	double t0, t1, t2, t3;
+	unsigned long long hits = 0;
+	cpu_set_t cpus;
+	FILE *f;
+	pid_t pid;
+	int status;
+
+	if (argc != 4) {
+		fprintf(stderr, "usage: attach_perf BIN OFFSETS N\n");
+		return 2;
+	}
+	bin = argv[1];
+	offpath = argv[2];
+	n = atoi(argv[3]);
+	type = read_int("/sys/bus/event_source/devices/uprobe/type");
+	if (type < 0) {
+		fprintf(stderr, "attach_perf: no uprobe PMU\n");
+		return 2;
+	}
+	f = fopen(offpath, "r");
+	if (!f) {
+		perror(offpath);
+		return 2;
+	}
+	offs = calloc(200000, sizeof(*offs));
+	while (total < 200000 && fscanf(f, "%63s %llx", name, &off) == 2)
+		offs[total++] = off;
+	fclose(f);
+	if (n < 1 || n > total) {
+		fprintf(stderr, "attach_perf: N=%d but %d functions\n", n, total);
+		return 2;
+	}
+	rl.rlim_cur = rl.rlim_max = n + 64;
+	if (setrlimit(RLIMIT_NOFILE, &rl)) {
+		perror("setrlimit");
+		return 2;
+	}
+	/* The check below counts on CPU 0 only: keep ourselves there. */
+	CPU_ZERO(&cpus);
+	CPU_SET(0, &cpus);
+	sched_setaffinity(0, sizeof(cpus), &cpus);
+
+	fds = calloc(n, sizeof(*fds));
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = type;
+	attr.config1 = (uintptr_t)bin;		/* uprobe_path */
+
+	s0 = slab_kb();
+	t0 = now_ms();
+	for (int i = 0; i < n; i++) {
+		attr.config2 = offs[(long)i * total / n];	/* probe_offset */
+		fds[i] = syscall(SYS_perf_event_open, &attr, -1, 0, -1,
+				 PERF_FLAG_FD_CLOEXEC);
+		if (fds[i] < 0) {
+			fprintf(stderr, "attach_perf: perf_event_open #%d: %m\n", i);
+			return 2;
+		}
+	}
+	t1 = now_ms();
+	s1 = slab_kb();
+
+	pid = fork();
+	if (pid == 0) {
+		execl(bin, bin, "callall", (char *)NULL);
+		_exit(127);
+	}
+	waitpid(pid, &status, 0);
+	for (int i = 0; i < n; i++) {
+		unsigned long long c = 0;
+
+		if (read(fds[i], &c, sizeof(c)) == sizeof(c))
+			hits += c;
+	}
+
+	t2 = now_ms();
+	for (int i = 0; i < n; i++)
+		close(fds[i]);
+	t3 = now_ms();
+	s2 = slab_kb();
+
+	printf("open_ms %.3f\nclose_ms %.3f\nslab_open_kb %ld\nslab_close_kb %ld\nhits %llu\n",
+	       t1 - t0, t3 - t2, s1 - s0, s2 - s0, hits);
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fprintf(stderr, "attach_perf: %s callall failed\n", bin);
+		return 1;
+	}
+	if (hits != (unsigned long long)n) {
+		fprintf(stderr, "attach_perf: %d probes fired %llu times, expected %d\n",
+			n, hits, n);
+		return 1;
+	}
+	return 0;
+}
