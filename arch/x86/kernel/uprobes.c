@@ -1,0 +1,506 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * uprobes on x86: the part that touches registers and user memory.
+ *
+ * A hit goes through the generic core (kernel/events/) and comes here at
+ * three points:
+ *
+ *  - arch_uprobe_skip_sstep(): if the plan made by uprobe_x86_analyze()
+ *    says the instruction is emulated, do it on pt_regs and the user stack
+ *    and return to user space past it.  If the emulation would fault (a
+ *    push onto an unmapped page, a ret from an unreadable stack), undo
+ *    nothing because nothing was done yet, and let the core step the
+ *    out-of-line form instead, so the real instruction takes the fault.
+ *
+ *  - arch_uprobe_pre_xol() / arch_uprobe_post_xol(): run the copy in the
+ *    task's XOL slot under TF (or, for rep string instructions, up to an
+ *    int3 after it), then move ip back next to the original and repair
+ *    what running elsewhere changed: the scratch register that stood in
+ *    for rip, a return address naming the slot, our TF in a pushf image.
+ *
+ *  - arch_uprobe_abort_xol(): the step was cut short by a fault or a fatal
+ *    signal: put ip back on the original instruction, so the signal is
+ *    delivered as if the instruction had faulted in place.
+ *
+ * Whether a trap ended the step is told by thread.trap_nr: pre_xol sets it
+ * to UPROBE_X86_STEPPING, every user fault overwrites it (and keeps the
+ * fault's number for the signal frame), post_xol restores it.
+ *
+ * Somebody else's single-stepping (ptrace, or the program's own TF) is
+ * preserved: the step that ends ours reports the trap the original
+ * instruction would have raised, and emulated instructions raise one too.
+ */
+
+#define pr_fmt(fmt) "uprobes/x86: " fmt
+
+#include <linux/kdebug.h>
+#include <linux/kernel.h>
+#include <linux/ptrace.h>
+#include <linux/sched.h>
+#include <linux/signal.h>
+#include <linux/uaccess.h>
+#include <linux/uprobes.h>
+#include <asm/debugreg.h>
+#include <asm/insn.h>
+#include <asm/mmu_context.h>
+#include <asm/processor.h>
+
+#include "uprobes_insn.h"
+
+/* thread.trap_nr while a step is in flight: no trap has that number. */
+#define UPROBE_X86_STEPPING	(~0UL)
+
+/* The general register @n (ModRM numbering) of @regs. */
+static unsigned long *uprobe_x86_gpr(struct pt_regs *regs, unsigned int n)
+{
+	switch (n) {
+	case UPROBE_X86_AX:	return &regs->ax;
+	case UPROBE_X86_CX:	return &regs->cx;
+	case UPROBE_X86_DX:	return &regs->dx;
+	case UPROBE_X86_BX:	return &regs->bx;
+	case UPROBE_X86_SP:	return &regs->sp;
+	case UPROBE_X86_BP:	return &regs->bp;
+	case UPROBE_X86_SI:	return &regs->si;
+	case UPROBE_X86_DI:	return &regs->di;
+#ifdef CONFIG_X86_64
+	case UPROBE_X86_R8:	return &regs->r8;
+	case UPROBE_X86_R9:	return &regs->r9;
+	case UPROBE_X86_R10:	return &regs->r10;
+	case UPROBE_X86_R11:	return &regs->r11;
+	case UPROBE_X86_R12:	return &regs->r12;
+	case UPROBE_X86_R13:	return &regs->r13;
+	case UPROBE_X86_R14:	return &regs->r14;
+	case UPROBE_X86_R15:	return &regs->r15;
+#endif
+	}
+	WARN_ON_ONCE(1);
+	return &regs->ax;
+}
+
+/* Stack and ip arithmetic wrap at 32 bits in a compat task. */
+static unsigned long uprobe_x86_trunc(const struct uprobe_x86_op *op,
+				      unsigned long val)
+{
+	return op->is64 ? val : (u32)val;
+}
+
+static unsigned int uprobe_x86_word(const struct uprobe_x86_op *op)
+{
+	return op->is64 ? 8 : 4;
+}
+
+static int uprobe_x86_put_word(const struct uprobe_x86_op *op,
+			       unsigned long addr, unsigned long val)
+{
+	/* Little-endian: the low bytes of val are its first bytes. */
+	if (copy_to_user((void __user *)addr, &val, uprobe_x86_word(op)))
+		return -EFAULT;
+	return 0;
+}
+
+static int uprobe_x86_get_word(const struct uprobe_x86_op *op,
+			       unsigned long addr, unsigned long *val)
+{
+	*val = 0;
+	if (copy_from_user(val, (void __user *)addr, uprobe_x86_word(op)))
+		return -EFAULT;
+	return 0;
+}
+
+/*
+ * The trap a single-stepped instruction raises, for an instruction we did
+ * not let the CPU single-step.  Under branch stepping (PTRACE_SINGLEBLOCK)
+ * only a control transfer traps, and the CPU then drops branch stepping.
+ */
+static void uprobe_x86_report_step(struct pt_regs *regs, bool was_blockstep,
+				   bool branched)
+{
+	if (was_blockstep && !branched) {
+		set_task_blockstep(current, true);
+		return;
+	}
+	if (was_blockstep)
+		set_task_blockstep(current, false);
+	current->thread.virtual_dr6 = DR_STEP;
+	send_sigtrap(regs, 0, TRAP_TRACE);
+}
+
+/* Emulate @op at regs->ip; false if it would fault and nothing was done. */
+static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
+			       struct pt_regs *regs)
+{
+	unsigned int word = uprobe_x86_word(op);
+	unsigned long next = regs->ip + op->len;
+	unsigned long new_ip = next, val;
+
+	switch (op->emul) {
+	case UPROBE_EMUL_NOP:
+		break;
+	case UPROBE_EMUL_JMP:
+		new_ip = next + op->imm;
+		break;
+	case UPROBE_EMUL_JCC:
+		if (uprobe_x86_cond(op->cc, regs->flags))
+			new_ip = next + op->imm;
+		break;
+	case UPROBE_EMUL_LOOP:
+		/* The counter is rcx (ecx in a compat task). */
+		val = regs->cx;
+		if (op->cc != 3)
+			val = uprobe_x86_trunc(op, val - 1);
+		if (uprobe_x86_loop_taken(op->cc, uprobe_x86_trunc(op, val),
+					  regs->flags))
+			new_ip = next + op->imm;
+		regs->cx = val;
+		break;
+	case UPROBE_EMUL_CALL:
+		val = uprobe_x86_trunc(op, regs->sp - word);
+		if (uprobe_x86_put_word(op, val, uprobe_x86_trunc(op, next)))
+			return false;
+		regs->sp = val;
+		new_ip = next + op->imm;
+		break;
+	case UPROBE_EMUL_RET:
+		if (uprobe_x86_get_word(op, regs->sp, &new_ip))
+			return false;
+		regs->sp = uprobe_x86_trunc(op, regs->sp + word + op->imm);
+		break;
+	case UPROBE_EMUL_PUSH:
+		/* push %rsp pushes the value from before the push. */
+		val = uprobe_x86_trunc(op, regs->sp - word);
+		if (uprobe_x86_put_word(op, val, *uprobe_x86_gpr(regs, op->reg)))
+			return false;
+		regs->sp = val;
+		break;
+	case UPROBE_EMUL_POP:
+		if (uprobe_x86_get_word(op, regs->sp, &val))
+			return false;
+		/* pop %rsp leaves the popped value, not the incremented one. */
+		regs->sp = uprobe_x86_trunc(op, regs->sp + word);
+		*uprobe_x86_gpr(regs, op->reg) = val;
+		break;
+	case UPROBE_EMUL_MOV:
+		val = *uprobe_x86_gpr(regs, op->src);
+		/* A 32-bit destination is zero-extended. */
+		*uprobe_x86_gpr(regs, op->reg) = op->size == 8 ? val : (u32)val;
+		break;
+	case UPROBE_EMUL_ALU_SP:
+		regs->sp = uprobe_x86_add_sub(op->sub, regs->sp, (long)op->imm,
+					      op->size, &regs->flags);
+		break;
+	case UPROBE_EMUL_LEA_RIP:
+		val = next + op->imm;
+		*uprobe_x86_gpr(regs, op->reg) = op->size == 8 ? val : (u32)val;
+		break;
+	default:
+		return false;
+	}
+	regs->ip = uprobe_x86_trunc(op, new_ip);
+	return true;
+}
+
+/**
+ * arch_uprobe_skip_sstep() - emulate the probed instruction if we can
+ * @aup: the probe
+ * @regs: user registers, ip at the probed instruction
+ *
+ * Context: task context of the probed task, after the handlers ran.
+ * Return: true when the instruction was emulated (@regs updated, no step
+ * needed), false when the core must step it out of line.
+ */
+bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	const struct uprobe_x86_op *op = &aup->op;
+	unsigned long next = regs->ip + op->len;
+
+	if (op->emul == UPROBE_EMUL_NONE)
+		return false;
+	/* Decoded for the other mode: a 64-bit task running 32-bit code. */
+	if (op->is64 != user_64bit_mode(regs))
+		return false;
+	if (!uprobe_x86_emulate(op, regs))
+		return false;
+
+	if (regs->flags & X86_EFLAGS_TF)
+		uprobe_x86_report_step(regs, test_thread_flag(TIF_BLOCKSTEP),
+				       regs->ip != uprobe_x86_trunc(op, next));
+	return true;
+}
+
+/**
+ * arch_uprobe_analyze_insn() - make the plan for a new probe
+ * @aup: the probe; @aup->insn holds the original bytes
+ * @mm: an mm that maps the probed file, telling 64-bit from compat code
+ * @addr: the probe's address in @mm (for the message only)
+ *
+ * Fills @aup->op and @aup->ixol.  A refusal is logged with its reason.
+ *
+ * Context: process context, may sleep.
+ * Return: 0, -ENOTSUPP for an instruction we refuse, -EINVAL for bytes
+ * that are not an instruction.
+ */
+int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
+			     unsigned long addr)
+{
+	bool is64 = IS_ENABLED(CONFIG_X86_64) && is_64bit_mm(mm);
+	const char *why;
+	int err;
+
+	err = uprobe_x86_analyze(aup->insn, is64, &aup->op, aup->ixol, &why);
+	if (err)
+		pr_info("cannot probe %s instruction %*ph at 0x%lx: %s\n",
+			is64 ? "64-bit" : "32-bit",
+			aup->op.len ?: MAX_INSN_SIZE, aup->insn,
+			addr, why);
+	return err;
+}
+
+/**
+ * arch_uprobe_pre_xol() - prepare to step the slot copy
+ * @aup: the probe
+ * @regs: user registers; the core has pointed ip at the slot
+ *
+ * Context: task context of the probed task.
+ * Return: 0, or -EINVAL for a plan that has no out-of-line form.
+ */
+int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct arch_uprobe_task *at = &utask->autask;
+	const struct uprobe_x86_op *op = &aup->op;
+
+	if (!uprobe_x86_has_xol_form(op) || op->is64 != user_64bit_mode(regs))
+		return -EINVAL;
+
+	regs->ip = utask->xol_vaddr;
+	at->saved_trap_nr = current->thread.trap_nr;
+	current->thread.trap_nr = UPROBE_X86_STEPPING;
+
+	if (op->fix & UPROBE_FIX_SCRATCH) {
+		unsigned long *scratch = uprobe_x86_gpr(regs, op->scratch);
+
+		at->saved_scratch = *scratch;
+		*scratch = utask->vaddr + op->len;
+	}
+
+	/*
+	 * Branch stepping would let our step run on to the next branch:
+	 * switch it off for the step, post_xol decides whether it resumes.
+	 */
+	at->saved_tf = regs->flags & X86_EFLAGS_TF;
+	at->saved_blockstep = test_thread_flag(TIF_BLOCKSTEP);
+	if (at->saved_blockstep)
+		set_task_blockstep(current, false);
+	if (!(op->fix & UPROBE_FIX_INT3_STOP))
+		regs->flags |= X86_EFLAGS_TF;
+	return 0;
+}
+
+/* Undo what pre_xol did to registers, whatever became of the step. */
+static void uprobe_x86_restore(struct arch_uprobe_task *at,
+			       const struct uprobe_x86_op *op,
+			       struct pt_regs *regs, bool keep_tf)
+{
+	if (op->fix & UPROBE_FIX_SCRATCH)
+		*uprobe_x86_gpr(regs, op->scratch) = at->saved_scratch;
+	if (!keep_tf) {
+		regs->flags &= ~X86_EFLAGS_TF;
+		if (at->saved_tf)
+			regs->flags |= X86_EFLAGS_TF;
+	}
+}
+
+/**
+ * arch_uprobe_post_xol() - finish a completed step of the slot copy
+ * @aup: the probe
+ * @regs: user registers, ip where the copy stopped
+ *
+ * Context: task context of the probed task.
+ * Return: 0, or -EFAULT if a return address could not be corrected.
+ */
+int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct arch_uprobe_task *at = &utask->autask;
+	const struct uprobe_x86_op *op = &aup->op;
+	unsigned long next = uprobe_x86_trunc(op, utask->vaddr + op->len);
+	bool branched = true;
+	int err = 0;
+
+	current->thread.trap_nr = at->saved_trap_nr;
+	uprobe_x86_restore(at, op, regs, op->fix & UPROBE_FIX_POPF);
+
+	if (op->fix & UPROBE_FIX_IP) {
+		/*
+		 * Stopped at the end of the copy, after the int3 that ends
+		 * a rep string instruction, or (under somebody else's TF)
+		 * on the copy itself between two iterations.
+		 */
+		unsigned long off = regs->ip - utask->xol_vaddr;
+
+		if (off > op->len)
+			off = op->len;
+		regs->ip = utask->vaddr + off;
+		branched = false;
+	} else if (op->fix & UPROBE_FIX_CALL_REL) {
+		regs->ip = uprobe_x86_trunc(op, next + op->imm);
+		err = uprobe_x86_put_word(op, regs->sp, next);
+	} else if (op->fix & UPROBE_FIX_CALL) {
+		/* Indirect call: ip is its target already. */
+		err = uprobe_x86_put_word(op, regs->sp, next);
+	}
+	/* Else an indirect jmp or a ret: ip is the target already. */
+
+	if (op->fix & UPROBE_FIX_PUSHF && !at->saved_tf) {
+		u16 image;
+
+		/* TF is bit 8: in the low word of any pushf image. */
+		if (!get_user(image, (u16 __user *)regs->sp))
+			err = put_user(image & ~X86_EFLAGS_TF,
+				       (u16 __user *)regs->sp);
+		else
+			err = -EFAULT;
+	}
+
+	if (at->saved_tf)
+		uprobe_x86_report_step(regs, at->saved_blockstep, branched);
+	else if (at->saved_blockstep)
+		set_task_blockstep(current, true);
+	return err;
+}
+
+/**
+ * arch_uprobe_xol_was_trapped() - did the stepped copy fault?
+ * @t: the stepping task (current)
+ *
+ * Return: true when a fault (whose signal is pending) ended the step.
+ */
+bool arch_uprobe_xol_was_trapped(struct task_struct *t)
+{
+	return t->thread.trap_nr != UPROBE_X86_STEPPING;
+}
+
+/**
+ * arch_uprobe_abort_xol() - give up a step that did not complete
+ * @aup: the probe
+ * @regs: user registers
+ *
+ * Puts ip back on the original instruction, so that a pending fault
+ * signal is delivered as if that instruction had faulted in place.
+ *
+ * Context: task context of the probed task.
+ */
+void arch_uprobe_abort_xol(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	struct arch_uprobe_task *at = &utask->autask;
+
+	/* A fault's trap number stays: the signal frame reports it. */
+	if (current->thread.trap_nr == UPROBE_X86_STEPPING)
+		current->thread.trap_nr = at->saved_trap_nr;
+	uprobe_x86_restore(at, &aup->op, regs, false);
+	if (at->saved_blockstep)
+		set_task_blockstep(current, true);
+	regs->ip = utask->vaddr;
+}
+
+/* An int3 right after a rep string instruction in the slot ends its step. */
+static bool uprobe_x86_int3_ends_step(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+	const struct uprobe_x86_op *op;
+
+	if (!utask || !utask->auprobe)
+		return false;
+	op = &utask->auprobe->op;
+	return (op->fix & UPROBE_FIX_INT3_STOP) &&
+	       regs->ip == utask->xol_vaddr + op->len + UPROBE_SWBP_INSN_SIZE;
+}
+
+/**
+ * arch_uprobe_exception_notify() - the core's die notifier, x86 side
+ * @self: the notifier block
+ * @val: DIE_INT3 or DIE_DEBUG (others are ignored)
+ * @data: &struct die_args; for DIE_DEBUG its err points at the DR6 value
+ *
+ * Context: exception entry from user mode, interrupts off.
+ * Return: NOTIFY_STOP when the trap was a breakpoint hit or the end of a
+ * step of ours, NOTIFY_DONE otherwise.
+ */
+int arch_uprobe_exception_notify(struct notifier_block *self,
+				 unsigned long val, void *data)
+{
+	struct die_args *args = data;
+	struct pt_regs *regs = args->regs;
+	unsigned long *dr6;
+
+	if (!regs || !user_mode(regs))
+		return NOTIFY_DONE;
+
+	switch (val) {
+	case DIE_INT3:
+		if (uprobe_x86_int3_ends_step(regs) &&
+		    uprobe_post_sstep_notifier(regs))
+			return NOTIFY_STOP;
+		if (uprobe_pre_sstep_notifier(regs))
+			return NOTIFY_STOP;
+		break;
+	case DIE_DEBUG:
+		dr6 = (unsigned long *)args->err;
+		if ((*dr6 & DR_STEP) && uprobe_post_sstep_notifier(regs)) {
+			/* Consumed: post_xol reports a step trap if one is due. */
+			*dr6 &= ~DR_STEP;
+			return NOTIFY_STOP;
+		}
+		break;
+	}
+	return NOTIFY_DONE;
+}
+
+/**
+ * arch_uretprobe_hijack_return_addr() - divert a function's return
+ * @trampoline_vaddr: where the function shall return to instead
+ * @regs: user registers at the function's first instruction, so that the
+ *	return address is the word at sp
+ *
+ * Context: task context of the probed task.
+ * Return: the original return address, or -1 if the stack could not be
+ * read or written (then it is unchanged).
+ */
+unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
+						struct pt_regs *regs)
+{
+	unsigned int word = user_64bit_mode(regs) ? 8 : 4;
+	void __user *slot = (void __user *)regs->sp;
+	unsigned long orig = 0;
+
+	if (copy_from_user(&orig, slot, word))
+		return -1;
+	if (copy_to_user(slot, &trampoline_vaddr, word))
+		return -1;
+	return orig;
+}
+
+/**
+ * arch_uretprobe_is_alive() - is a pending return still on the stack?
+ * @ret: the pending return, with the sp recorded when it was hijacked
+ *	(pointing at the return address)
+ * @ctx: where we are: a new function entry (call), a chained entry
+ *	reusing the same return address, or a return through the trampoline
+ * @regs: user registers now
+ *
+ * The stack grows down.  At a call, sp points at the return address just
+ * pushed, so a frame whose address is at sp or below was left (longjmp)
+ * and overwritten.  At a chained entry or a return, the frame at sp itself
+ * is still the live one (its address is the one in use, or the one just
+ * popped by the ret that brought us here is the frame above).
+ *
+ * Return: true when the frame of @ret is still live.
+ */
+bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,
+			     struct pt_regs *regs)
+{
+	if (ctx == RP_CHECK_CALL)
+		return regs->sp < ret->stack;
+	return regs->sp <= ret->stack;
+}

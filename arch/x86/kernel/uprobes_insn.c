@@ -1,0 +1,778 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+/*
+ * x86 uprobes: which probed instructions we emulate, which we run out of
+ * line, and which we refuse.
+ *
+ * Everything here is a function of the instruction bytes and the mode
+ * (64-bit or 32-bit compat code) only; nothing reads registers or user
+ * memory, so the KUnit table in uprobes_kunit.c pins down every decision.
+ *
+ * The rules, in the order they are applied:
+ *
+ * 1. The kernel's decoder (insn_decode()) must accept the bytes, and for
+ *    the opcode maps we do not list one by one (0f38, 0f3a, VEX, EVEX) it
+ *    must know the opcode's operands, or we could copy a truncated
+ *    instruction into the slot.
+ *
+ * 2. Refused (-ENOTSUPP), because running a copy somewhere else, under
+ *    TF, cannot be made to look like running the original:
+ *    - int3, int n, into, int1, ud0/ud1/ud2: they trap by design, and the
+ *      trap would land in the XOL area (and an int3 there is a breakpoint
+ *      that is not ours);
+ *    - syscall, sysenter, sysret, sysexit: the kernel would save and
+ *      return to the slot address, and a restarted system call would
+ *      re-execute the slot after it was freed;
+ *    - far call/jmp/ret, iret, and anything that loads a segment register
+ *      (mov/pop to sreg, lds/les/lss/lfs/lgs, arpl, lar/lsl, the 0f00
+ *      group): they change CS or SS; a mov/pop to SS also suppresses the
+ *      single-step trap we rely on;
+ *    - in/out/ins/outs, cli/sti, hlt, and the privileged or virtualisation
+ *      instructions (mov cr/dr, rdmsr/wrmsr, lgdt & co, invd, wbinvd,
+ *      clts, rsm, vmx, getsec, invpcid, xsaves/xrstors, shadow-stack
+ *      writes): they fault in an ordinary process, and in one granted
+ *      iopl/ioperm they are port or interrupt-flag code whose timing the
+ *      trap pair would change; probing them is refused with a message;
+ *    - xbegin/xabort: a transaction cannot survive our int3 anyway and
+ *      xbegin's abort target is ip-relative;
+ *    - 3DNow! and XOP: the decoder does not know their operands;
+ *    - opcodes that are undefined in the task's mode (e.g. push es in a
+ *      64-bit task).
+ *    - a branch with an operand-size prefix (66): Intel ignores it in
+ *      64-bit mode but AMD truncates the target to 16 bits, so no single
+ *      emulation is right;
+ *    - loop/jrcxz with an address-size prefix (the counter would be ecx).
+ *
+ * 3. Emulated (no single-step): the common instructions of function
+ *    prologues and branches, listed in enum uprobe_x86_emul.
+ *
+ * 4. Everything else runs out of line.  A rip-relative operand is
+ *    rewritten to [scratch + disp32], the scratch register being one the
+ *    instruction does not otherwise name or use implicitly; it holds the
+ *    original next-ip for the step, so the displacement is unchanged.
+ *    lock prefixes are allowed: the locked access is to the same memory.
+ */
+
+#include <linux/bitops.h>
+#include <linux/errno.h>
+#include <linux/kernel.h>
+#include <linux/string.h>
+#include <asm/insn.h>
+#include <asm/processor-flags.h>
+
+#include "uprobes_insn.h"
+
+/* Everything the classifier needs, decoded once. */
+struct uprobe_x86_ctx {
+	struct insn		insn;
+	struct uprobe_x86_op	*op;
+	u8			*ixol;
+	const char		**why;
+	bool			is64;
+	u8			opc;	/* opcode byte within its map */
+	u8			modrm;
+	u8			reg;	/* ModRM.reg with REX.R/VEX.R */
+	u8			rm;	/* ModRM.rm with REX.B/VEX.B */
+	u8			mod;
+};
+
+static int refuse(struct uprobe_x86_ctx *c, const char *reason)
+{
+	*c->why = reason;
+	return -ENOTSUPP;
+}
+
+static bool has_prefix(struct insn *insn, u8 prefix)
+{
+	insn_byte_t p;
+	int i;
+
+	for_each_insn_prefix(insn, i, p)
+		if (p == prefix)
+			return true;
+	return false;
+}
+
+static u8 rex_byte(struct insn *insn)
+{
+	return insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
+}
+
+static bool has_modrm(struct uprobe_x86_ctx *c)
+{
+	return c->insn.modrm.nbytes;
+}
+
+/*
+ * Registers the out-of-line copy must not borrow as its rip stand-in:
+ * those named by ModRM.reg and VEX.vvvv (GPR or not: being generous costs
+ * nothing), and those the opcode uses implicitly.
+ */
+static u16 scratch_forbidden(struct uprobe_x86_ctx *c)
+{
+	struct insn *insn = &c->insn;
+	u16 mask = BIT(c->reg);
+	u8 m = 0;
+
+	if (insn_is_avx(insn)) {
+		mask |= BIT(~X86_VEX_V(insn->vex_prefix.bytes[2]) & 0xf);
+		m = insn_vex_m_bits(insn);
+	} else if (insn->opcode.bytes[0] == 0x0f) {
+		m = insn->opcode.bytes[1] == 0x38 ? 2 :
+		    insn->opcode.bytes[1] == 0x3a ? 3 : 1;
+	}
+
+	switch (m) {
+	case 0:
+		if (c->opc == 0xf6 || c->opc == 0xf7)	/* mul/div: rdx:rax */
+			mask |= BIT(UPROBE_X86_AX) | BIT(UPROBE_X86_DX);
+		if (c->opc == 0xd2 || c->opc == 0xd3)	/* shift by cl */
+			mask |= BIT(UPROBE_X86_CX);
+		break;
+	case 1:
+		if (c->opc == 0xa5 || c->opc == 0xad)	/* shld/shrd by cl */
+			mask |= BIT(UPROBE_X86_CX);
+		if (c->opc == 0xb0 || c->opc == 0xb1)	/* cmpxchg: rax */
+			mask |= BIT(UPROBE_X86_AX);
+		if (c->opc == 0xae)			/* xsave family: edx:eax */
+			mask |= BIT(UPROBE_X86_AX) | BIT(UPROBE_X86_DX);
+		if (c->opc == 0xc7)	/* cmpxchg8b/16b, xsavec: a, b, c, d */
+			mask |= GENMASK(UPROBE_X86_BX, UPROBE_X86_AX);
+		break;
+	case 2:
+		if (c->opc == 0xf6)			/* mulx: rdx */
+			mask |= BIT(UPROBE_X86_DX);
+		break;
+	case 3:
+		if (c->opc >= 0x60 && c->opc <= 0x63)	/* pcmp[ei]str[im] */
+			mask |= GENMASK(UPROBE_X86_DX, UPROBE_X86_AX);
+		break;
+	}
+	return mask;
+}
+
+/*
+ * Rewrite a rip-relative ModRM (mod=00, rm=101) in the slot copy into
+ * mod=10 rm=scratch, i.e. [scratch + disp32] with the same displacement.
+ * Only registers 0-7 are candidates, so no REX byte has to be inserted;
+ * the B bit (ignored for rip-relative, significant now) is cleared.
+ */
+static int fix_rip_relative(struct uprobe_x86_ctx *c)
+{
+	static const u8 candidates[] = {
+		UPROBE_X86_AX, UPROBE_X86_CX, UPROBE_X86_DX,
+		UPROBE_X86_BX, UPROBE_X86_SI, UPROBE_X86_DI,
+	};
+	struct insn *insn = &c->insn;
+	u16 forbidden = scratch_forbidden(c);
+	int i, scratch = -1;
+
+	for (i = 0; i < ARRAY_SIZE(candidates); i++) {
+		if (!(forbidden & BIT(candidates[i]))) {
+			scratch = candidates[i];
+			break;
+		}
+	}
+	if (scratch < 0)
+		return refuse(c, "rip-relative operand and no free scratch register");
+
+	c->ixol[insn_offset_modrm(insn)] = 0x80 | (c->modrm & 0x38) | scratch;
+	if (insn->rex_prefix.nbytes)
+		c->ixol[insn_offset_rex_prefix(insn)] &= ~1;	/* REX.B = 0 */
+	if (insn->vex_prefix.nbytes >= 3)
+		c->ixol[insn_offset_vex_prefix(insn) + 1] |= 0x20; /* ~B = 1 */
+	c->op->scratch = scratch;
+	c->op->fix |= UPROBE_FIX_SCRATCH;
+	return 0;
+}
+
+/* Run out of line, fixing ip afterwards unless @fix says otherwise. */
+static int xol(struct uprobe_x86_ctx *c, u8 fix)
+{
+	c->op->fix |= fix;
+	if (insn_rip_relative(&c->insn))
+		return fix_rip_relative(c);
+	return 0;
+}
+
+static int emulate(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
+{
+	c->op->emul = kind;
+	return 0;
+}
+
+/*
+ * Relative branches: the taken target is next-ip + displacement.  Their
+ * out-of-line form is none (emulation cannot fail), except for call,
+ * whose push can fault: see emulate_call().
+ */
+static int emulate_branch(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
+{
+	if (has_prefix(&c->insn, 0x66))
+		return refuse(c, "operand-size prefix on a branch");
+	c->op->imm = c->insn.immediate.value;
+	c->op->xol_len = 0;
+	return emulate(c, kind);
+}
+
+/*
+ * call rel32: out of line it becomes "call .+5", a call to the next slot
+ * byte, which faults on the push exactly as the original would; after the
+ * step post_xol writes the real return address and jumps to the target.
+ */
+static int emulate_call(struct uprobe_x86_ctx *c)
+{
+	static const u8 call_next[] = { 0xe8, 0, 0, 0, 0 };
+	int err = emulate_branch(c, UPROBE_EMUL_CALL);
+
+	if (err)
+		return err;
+	memset(c->ixol, UPROBE_SWBP_INSN, MAX_UINSN_BYTES);
+	memcpy(c->ixol, call_next, sizeof(call_next));
+	c->op->xol_len = sizeof(call_next);
+	c->op->fix = UPROBE_FIX_CALL_REL;
+	return 0;
+}
+
+/* The stack word size of the task: what push/pop/call/ret move. */
+static unsigned int stack_word(struct uprobe_x86_ctx *c)
+{
+	return c->is64 ? 8 : 4;
+}
+
+static int classify_push_pop(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
+{
+	c->op->reg = (c->opc & 7) | (X86_REX_B(rex_byte(&c->insn)) ? 8 : 0);
+	c->op->size = c->insn.opnd_bytes;
+	/* pushw/popw: leave the 16-bit forms to the CPU. */
+	if (c->op->size != stack_word(c))
+		return xol(c, UPROBE_FIX_IP);
+	c->op->fix = UPROBE_FIX_IP;
+	return emulate(c, kind);
+}
+
+/* mov r/m, reg (89) and mov reg, r/m (8b), register forms, 32/64-bit. */
+static int classify_mov(struct uprobe_x86_ctx *c)
+{
+	unsigned int size = c->insn.opnd_bytes;
+
+	if (c->mod != 3 || (size != 4 && size != 8))
+		return xol(c, UPROBE_FIX_IP);
+	c->op->size = size;
+	c->op->reg = c->opc == 0x89 ? c->rm : c->reg;
+	c->op->src = c->opc == 0x89 ? c->reg : c->rm;
+	c->op->fix = UPROBE_FIX_IP;
+	return emulate(c, UPROBE_EMUL_MOV);
+}
+
+/* add/sub $imm, %rsp (or %esp in a compat task): prologues and epilogues. */
+static int classify_group1(struct uprobe_x86_ctx *c)
+{
+	unsigned int sub = X86_MODRM_REG(c->modrm) == 5;
+
+	if (c->opc == 0x82 && c->is64)
+		return refuse(c, "undefined in 64-bit mode");
+	if ((c->opc == 0x81 || c->opc == 0x83) && c->mod == 3 &&
+	    c->rm == UPROBE_X86_SP && (sub || X86_MODRM_REG(c->modrm) == 0) &&
+	    c->insn.opnd_bytes == stack_word(c) &&
+	    !has_prefix(&c->insn, 0xf0)) {
+		c->op->sub = sub;
+		c->op->size = c->insn.opnd_bytes;
+		c->op->imm = c->insn.immediate.value;
+		c->op->fix = UPROBE_FIX_IP;
+		return emulate(c, UPROBE_EMUL_ALU_SP);
+	}
+	return xol(c, UPROBE_FIX_IP);
+}
+
+static int classify_lea(struct uprobe_x86_ctx *c)
+{
+	unsigned int size = c->insn.opnd_bytes;
+	int err;
+
+	if (c->mod == 3)
+		return refuse(c, "lea with a register operand is undefined");
+	err = xol(c, UPROBE_FIX_IP);
+	if (err || !insn_rip_relative(&c->insn) || has_prefix(&c->insn, 0x67) ||
+	    (size != 4 && size != 8))
+		return err;
+	c->op->reg = c->reg;
+	c->op->size = size;
+	c->op->imm = c->insn.displacement.value;
+	return emulate(c, UPROBE_EMUL_LEA_RIP);
+}
+
+/*
+ * A rep-prefixed string instruction under TF traps after every iteration
+ * and would come back to the breakpoint each time: let it run to the end
+ * and stop on an int3 placed after it in the slot instead.
+ */
+static int classify_string(struct uprobe_x86_ctx *c)
+{
+	struct uprobe_x86_op *op = c->op;
+
+	if (!has_prefix(&c->insn, 0xf3) && !has_prefix(&c->insn, 0xf2))
+		return xol(c, UPROBE_FIX_IP);
+	c->ixol[op->len] = UPROBE_SWBP_INSN;
+	op->xol_len = op->len + 1;
+	return xol(c, UPROBE_FIX_IP | UPROBE_FIX_INT3_STOP);
+}
+
+static int classify_group5(struct uprobe_x86_ctx *c)
+{
+	switch (X86_MODRM_REG(c->modrm)) {
+	case 0: case 1: case 6:		/* inc, dec, push */
+		return xol(c, UPROBE_FIX_IP);
+	case 2:				/* call near indirect */
+		if (has_prefix(&c->insn, 0x66))
+			return refuse(c, "operand-size prefix on a branch");
+		return xol(c, UPROBE_FIX_CALL);
+	case 4:				/* jmp near indirect */
+		if (has_prefix(&c->insn, 0x66))
+			return refuse(c, "operand-size prefix on a branch");
+		return xol(c, 0);
+	case 3: case 5:
+		return refuse(c, "far call or jump");
+	default:
+		return refuse(c, "undefined opcode");
+	}
+}
+
+static int classify_one_byte(struct uprobe_x86_ctx *c)
+{
+	u8 opc = c->opc;
+
+	switch (opc) {
+	case 0x06: case 0x0e: case 0x16: case 0x1e:	/* push sreg */
+	case 0x27: case 0x2f: case 0x37: case 0x3f:	/* daa das aaa aas */
+	case 0x60: case 0x61: case 0x62:		/* pusha popa bound */
+	case 0xd4: case 0xd5:				/* aam aad */
+		if (c->is64)
+			return refuse(c, "undefined in 64-bit mode");
+		return xol(c, UPROBE_FIX_IP);
+	case 0x07: case 0x17: case 0x1f:		/* pop sreg */
+	case 0x8e:					/* mov to sreg */
+	case 0xc4: case 0xc5:				/* les lds */
+		return refuse(c, "loads a segment register");
+	case 0x50 ... 0x57:
+		return classify_push_pop(c, UPROBE_EMUL_PUSH);
+	case 0x58 ... 0x5f:
+		return classify_push_pop(c, UPROBE_EMUL_POP);
+	case 0x63:
+		if (!c->is64)
+			return refuse(c, "arpl adjusts a segment selector");
+		return xol(c, UPROBE_FIX_IP);		/* movsxd */
+	case 0x6c ... 0x6f: case 0xe4 ... 0xe7: case 0xec ... 0xef:
+		return refuse(c, "port I/O");
+	case 0x70 ... 0x7f:
+		c->op->cc = opc & 0xf;
+		return emulate_branch(c, UPROBE_EMUL_JCC);
+	case 0x80 ... 0x83:
+		return classify_group1(c);
+	case 0x89: case 0x8b:
+		return classify_mov(c);
+	case 0x8d:
+		return classify_lea(c);
+	case 0x8f:
+		if (X86_MODRM_REG(c->modrm))
+			return refuse(c, "XOP-encoded or undefined");
+		return xol(c, UPROBE_FIX_IP);		/* pop r/m */
+	case 0x90:
+		/* 41 90 is xchg %eax,%r8d, not a nop. */
+		if (X86_REX_B(rex_byte(&c->insn)))
+			return xol(c, UPROBE_FIX_IP);
+		c->op->fix = UPROBE_FIX_IP;
+		return emulate(c, UPROBE_EMUL_NOP);	/* nop, pause */
+	case 0x9a: case 0xea: case 0xca: case 0xcb:
+		return refuse(c, "far call, jump or return");
+	case 0x9c:
+		return xol(c, UPROBE_FIX_IP | UPROBE_FIX_PUSHF);
+	case 0x9d:
+		return xol(c, UPROBE_FIX_IP | UPROBE_FIX_POPF);
+	case 0xa4 ... 0xa7: case 0xaa ... 0xaf:
+		return classify_string(c);
+	case 0xc2: case 0xc3:
+		if (has_prefix(&c->insn, 0x66))
+			return refuse(c, "operand-size prefix on a branch");
+		/* The out-of-line form is the ret itself: ip is its target. */
+		c->op->imm = opc == 0xc2 ? c->insn.immediate.value & 0xffff : 0;
+		c->op->fix = 0;
+		return emulate(c, UPROBE_EMUL_RET);
+	case 0xc6: case 0xc7:
+		if (c->modrm == 0xf8)
+			return refuse(c, "transactional memory (xabort/xbegin)");
+		if (X86_MODRM_REG(c->modrm))
+			return refuse(c, "undefined opcode");
+		return xol(c, UPROBE_FIX_IP);
+	case 0xcc: case 0xcd: case 0xce: case 0xf1:
+		return refuse(c, "software interrupt or breakpoint");
+	case 0xcf:
+		return refuse(c, "iret");
+	case 0xd6:
+		return refuse(c, "undefined opcode (salc)");
+	case 0xe0 ... 0xe3:
+		if (has_prefix(&c->insn, 0x67))
+			return refuse(c, "address-size prefix on loop/jrcxz");
+		c->op->cc = opc & 3;
+		return emulate_branch(c, UPROBE_EMUL_LOOP);
+	case 0xe8:
+		return emulate_call(c);
+	case 0xe9: case 0xeb:
+		return emulate_branch(c, UPROBE_EMUL_JMP);
+	case 0xf4:
+		return refuse(c, "hlt is privileged");
+	case 0xfa: case 0xfb:
+		return refuse(c, "changes the interrupt flag");
+	case 0xfe:
+		if (X86_MODRM_REG(c->modrm) > 1)
+			return refuse(c, "undefined opcode");
+		return xol(c, UPROBE_FIX_IP);
+	case 0xff:
+		return classify_group5(c);
+	default:
+		/*
+		 * ALU ops, inc/dec (32-bit), push/imul imm, test, xchg, mov,
+		 * mov from sreg, cbw/cwd, fwait, sahf/lahf, mov moffs, test,
+		 * mov imm, shifts, enter/leave, xlat, x87, cmc, flag ops.
+		 */
+		return xol(c, UPROBE_FIX_IP);
+	}
+}
+
+/* 0f 01: only the few unprivileged register forms. */
+static int classify_group7(struct uprobe_x86_ctx *c)
+{
+	switch (c->modrm) {
+	case 0xd0:	/* xgetbv */
+	case 0xd6:	/* xtest */
+	case 0xe8:	/* serialize */
+	case 0xee:	/* rdpkru */
+	case 0xef:	/* wrpkru */
+	case 0xf9:	/* rdtscp */
+		return xol(c, UPROBE_FIX_IP);
+	default:
+		return refuse(c, "system instruction (0f 01 group)");
+	}
+}
+
+static int classify_group9(struct uprobe_x86_ctx *c)
+{
+	u8 reg = X86_MODRM_REG(c->modrm);
+
+	if (c->mod != 3 && (reg == 1 || reg == 4))	/* cmpxchg8b/16b, xsavec */
+		return xol(c, UPROBE_FIX_IP);
+	if (c->mod == 3 && (reg == 6 || reg == 7))	/* rdrand, rdseed, rdpid */
+		return xol(c, UPROBE_FIX_IP);
+	return refuse(c, "privileged or virtualisation instruction (0f c7 group)");
+}
+
+static int classify_two_byte(struct uprobe_x86_ctx *c)
+{
+	u8 opc = c->opc;
+
+	switch (opc) {
+	case 0x00: case 0x02: case 0x03:
+		return refuse(c, "segment descriptor instruction");
+	case 0x01:
+		return classify_group7(c);
+	case 0x05: case 0x07: case 0x34: case 0x35:
+		return refuse(c, "system call or return");
+	case 0x06: case 0x08: case 0x09: case 0x20 ... 0x23:
+	case 0x30: case 0x32: case 0x37: case 0xaa:
+		return refuse(c, "privileged instruction");
+	case 0x0b: case 0xb9: case 0xff:
+		return refuse(c, "undefined by design (ud0/ud1/ud2)");
+	case 0x0e: case 0x0f:
+		return refuse(c, "3DNow! instruction");
+	case 0x1e:
+		/* endbr64 / endbr32: nops unless IBT, which user space lacks. */
+		if (has_prefix(&c->insn, 0xf3) &&
+		    (c->modrm == 0xfa || c->modrm == 0xfb)) {
+			c->op->fix = UPROBE_FIX_IP;
+			return emulate(c, UPROBE_EMUL_NOP);
+		}
+		return xol(c, UPROBE_FIX_IP);
+	case 0x1f:
+		if (X86_MODRM_REG(c->modrm))
+			return xol(c, UPROBE_FIX_IP);	/* reserved nop */
+		/* nopl/nopw in all its lengths; its operand is never read. */
+		c->op->fix = UPROBE_FIX_IP;
+		return emulate(c, UPROBE_EMUL_NOP);
+	case 0x78: case 0x79:
+		/* 66/f2: SSE4a extrq/insertq; otherwise vmread/vmwrite. */
+		if (has_prefix(&c->insn, 0x66) || has_prefix(&c->insn, 0xf2))
+			return xol(c, UPROBE_FIX_IP);
+		return refuse(c, "virtualisation instruction");
+	case 0x80 ... 0x8f:
+		c->op->cc = opc & 0xf;
+		return emulate_branch(c, UPROBE_EMUL_JCC);
+	case 0xa1: case 0xa9: case 0xb2: case 0xb4: case 0xb5:
+		return refuse(c, "loads a segment register");
+	case 0xb8:
+		if (!has_prefix(&c->insn, 0xf3))
+			return refuse(c, "jmpe");
+		return xol(c, UPROBE_FIX_IP);		/* popcnt */
+	case 0xc7:
+		return classify_group9(c);
+	case 0x0d: case 0x10 ... 0x1d: case 0x28 ... 0x2f:
+	case 0x31: case 0x33: case 0x40 ... 0x77: case 0x7c ... 0x7f:
+	case 0x90 ... 0xa0: case 0xa2 ... 0xa5: case 0xa8: case 0xab ... 0xb1:
+	case 0xb3: case 0xb6: case 0xb7: case 0xba ... 0xc6: case 0xc8 ... 0xfe:
+		return xol(c, UPROBE_FIX_IP);
+	default:
+		return refuse(c, "undefined opcode");
+	}
+}
+
+/*
+ * The 0f38 and 0f3a maps, legacy or VEX/EVEX encoded, and the EVEX-only
+ * maps: computational instructions with a ModRM byte, which run anywhere.
+ */
+static int classify_escape_map(struct uprobe_x86_ctx *c, u8 map)
+{
+	bool p66 = insn_last_prefix_id(&c->insn) == 1 || has_prefix(&c->insn, 0x66);
+
+	if (!inat_has_modrm(c->insn.attr))
+		return refuse(c, "opcode unknown to the decoder");
+	if (map == 2 && !insn_is_avx(&c->insn)) {
+		if (p66 && c->opc >= 0x80 && c->opc <= 0x82)
+			return refuse(c, "privileged instruction (invept/invvpid/invpcid)");
+		if ((c->opc == 0xf5 && p66) ||
+		    (c->opc == 0xf6 && !c->insn.prefixes.nbytes))
+			return refuse(c, "shadow-stack write");
+	}
+	return xol(c, UPROBE_FIX_IP);
+}
+
+/* Decode @bytes into @c and make the plan. */
+static int classify(struct uprobe_x86_ctx *c, const u8 *bytes)
+{
+	struct insn *insn = &c->insn;
+	struct uprobe_x86_op *op = c->op;
+	u8 rex, map;
+
+	memset(op, 0, sizeof(*op));
+	*c->why = NULL;
+	if (insn_decode(insn, bytes, MAX_UINSN_BYTES,
+			c->is64 ? INSN_MODE_64 : INSN_MODE_32) < 0) {
+		*c->why = "not a valid instruction";
+		return -EINVAL;
+	}
+	if (insn_has_emulate_prefix(insn))
+		return refuse(c, "hypervisor emulation prefix");
+
+	op->len = insn->length;
+	op->is64 = c->is64;
+	op->xol_len = insn->length;
+	memset(c->ixol, UPROBE_SWBP_INSN, MAX_UINSN_BYTES);
+	memcpy(c->ixol, bytes, insn->length);
+
+	rex = rex_byte(insn);
+	if (has_modrm(c)) {
+		c->modrm = insn->modrm.bytes[0];
+		c->mod = X86_MODRM_MOD(c->modrm);
+		c->reg = X86_MODRM_REG(c->modrm);
+		c->rm = X86_MODRM_RM(c->modrm);
+		if (insn_is_avx(insn)) {
+			/* VEX/EVEX keep R and B inverted in their first byte. */
+			c->reg |= X86_VEX_R(insn->vex_prefix.bytes[1]) ? 0 : 8;
+			if (insn->vex_prefix.nbytes >= 3)
+				c->rm |= X86_VEX_B(insn->vex_prefix.bytes[1]) ? 0 : 8;
+		} else {
+			c->reg |= X86_REX_R(rex) ? 8 : 0;
+			c->rm |= X86_REX_B(rex) ? 8 : 0;
+		}
+	}
+
+	if (insn_is_avx(insn)) {
+		map = insn_vex_m_bits(insn);
+		c->opc = insn->opcode.bytes[0];
+		return map == 1 ? xol(c, UPROBE_FIX_IP) :
+				  classify_escape_map(c, map);
+	}
+	if (insn->opcode.bytes[0] != 0x0f) {
+		c->opc = insn->opcode.bytes[0];
+		return classify_one_byte(c);
+	}
+	map = insn->opcode.bytes[1];
+	if (map == 0x38 || map == 0x3a) {
+		c->opc = insn->opcode.bytes[2];
+		return classify_escape_map(c, map == 0x38 ? 2 : 3);
+	}
+	c->opc = map;
+	return classify_two_byte(c);
+}
+
+/**
+ * uprobe_x86_analyze() - decide how a probed instruction is handled
+ * @bytes: MAX_UINSN_BYTES of original code starting at the instruction
+ * @is64: the code is 64-bit (false: 32-bit compat code)
+ * @op: where the plan is written
+ * @ixol: MAX_UINSN_BYTES where the out-of-line copy is written
+ * @why: on refusal, set to a static string saying why
+ *
+ * Pure: reads only @bytes.  The plan is one of: emulate (@op->emul set;
+ * most kinds also have a valid out-of-line form in @ixol for when the
+ * emulation cannot complete), run out of line (@op->emul is
+ * %UPROBE_EMUL_NONE, @ixol holds the possibly rewritten copy and
+ * @op->fix what to repair after the step), or refuse.
+ *
+ * Context: any.
+ * Return: 0 when the instruction can be probed, -ENOTSUPP when it is
+ * refused, -EINVAL when the bytes do not decode.
+ */
+int uprobe_x86_analyze(const u8 *bytes, bool is64, struct uprobe_x86_op *op,
+		       u8 *ixol, const char **why)
+{
+	struct uprobe_x86_ctx c = {
+		.op = op, .ixol = ixol, .why = why, .is64 = is64,
+	};
+	int err = classify(&c, bytes);
+
+	/*
+	 * A lock prefix makes the CPU raise #UD on everything we emulate
+	 * (none of it writes memory through ModRM): let the CPU say so.
+	 */
+	if (!err && op->emul != UPROBE_EMUL_NONE &&
+	    has_prefix(&c.insn, 0xf0))
+		err = refuse(&c, "lock prefix on an instruction that takes none");
+	if (err) {
+		u8 len = op->len;
+
+		/* Keep only the length, for the message that names the bytes. */
+		memset(op, 0, sizeof(*op));
+		op->len = len;
+	}
+	return err;
+}
+
+/**
+ * uprobe_x86_has_xol_form() - whether a plan can be run out of line
+ * @op: a plan made by uprobe_x86_analyze()
+ *
+ * Relative jumps and conditional branches are always emulated (nothing in
+ * them can fail) and have no out-of-line form.
+ *
+ * Return: true when arch_uprobe_pre_xol() may step @op out of line.
+ */
+bool uprobe_x86_has_xol_form(const struct uprobe_x86_op *op)
+{
+	return op->xol_len;
+}
+
+/**
+ * uprobe_x86_cond() - evaluate an x86 condition code
+ * @cc: the condition, as in the low nibble of jcc/setcc/cmovcc
+ * @flags: the flags register
+ *
+ * Return: whether the condition holds.
+ */
+bool uprobe_x86_cond(unsigned int cc, unsigned long flags)
+{
+	bool cf = flags & X86_EFLAGS_CF, zf = flags & X86_EFLAGS_ZF;
+	bool sf = flags & X86_EFLAGS_SF, of = flags & X86_EFLAGS_OF;
+	bool pf = flags & X86_EFLAGS_PF;
+	bool holds;
+
+	switch ((cc >> 1) & 7) {
+	case 0:
+		holds = of;
+		break;
+	case 1:
+		holds = cf;
+		break;
+	case 2:
+		holds = zf;
+		break;
+	case 3:
+		holds = cf || zf;
+		break;
+	case 4:
+		holds = sf;
+		break;
+	case 5:
+		holds = pf;
+		break;
+	case 6:
+		holds = sf != of;
+		break;
+	default:
+		holds = zf || sf != of;
+		break;
+	}
+	/* Odd condition codes are the negations of the even ones. */
+	return (cc & 1) ? !holds : holds;
+}
+
+/**
+ * uprobe_x86_loop_taken() - whether loop/jrcxz branches
+ * @variant: 0 loopne, 1 loope, 2 loop, 3 jrcxz (the opcode minus 0xe0)
+ * @count: the counter after the loop's decrement (jrcxz: as it is)
+ * @flags: the flags register
+ *
+ * Return: whether the branch is taken.
+ */
+bool uprobe_x86_loop_taken(unsigned int variant, unsigned long count,
+			   unsigned long flags)
+{
+	bool zf = flags & X86_EFLAGS_ZF;
+
+	switch (variant) {
+	case 0:
+		return count && !zf;
+	case 1:
+		return count && zf;
+	case 2:
+		return count;
+	default:
+		return !count;
+	}
+}
+
+/**
+ * uprobe_x86_add_sub() - add or subtract as the ALU does, flags included
+ * @sub: subtract @b from @a (else add)
+ * @a: first operand
+ * @b: second operand (already sign-extended to @size)
+ * @size: operand size in bytes: 1, 2, 4 or 8
+ * @flags: the flags register; CF, PF, AF, ZF, SF and OF are recomputed
+ *
+ * Return: the result, truncated to @size.
+ */
+unsigned long uprobe_x86_add_sub(bool sub, unsigned long a, unsigned long b,
+				 unsigned int size, unsigned long *flags)
+{
+	unsigned long mask = size >= sizeof(long) ? ~0UL : BIT(size * 8) - 1;
+	unsigned long sign = BIT(size * 8 - 1);
+	unsigned long f = *flags & ~(X86_EFLAGS_CF | X86_EFLAGS_PF |
+				     X86_EFLAGS_AF | X86_EFLAGS_ZF |
+				     X86_EFLAGS_SF | X86_EFLAGS_OF);
+	unsigned long r;
+
+	a &= mask;
+	b &= mask;
+	if (sub) {
+		r = (a - b) & mask;
+		if (a < b)
+			f |= X86_EFLAGS_CF;
+		/* Signed overflow: operands differ in sign, result took b's. */
+		if ((a ^ b) & (a ^ r) & sign)
+			f |= X86_EFLAGS_OF;
+	} else {
+		r = (a + b) & mask;
+		if (r < a)
+			f |= X86_EFLAGS_CF;
+		/* Signed overflow: operands agree in sign, result does not. */
+		if (~(a ^ b) & (a ^ r) & sign)
+			f |= X86_EFLAGS_OF;
+	}
+	if ((a ^ b ^ r) & 0x10)
+		f |= X86_EFLAGS_AF;
+	if (!r)
+		f |= X86_EFLAGS_ZF;
+	if (r & sign)
+		f |= X86_EFLAGS_SF;
+	if (!(hweight8(r & 0xff) & 1))
+		f |= X86_EFLAGS_PF;
+	*flags = f;
+	return r;
+}
