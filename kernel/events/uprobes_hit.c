@@ -178,17 +178,19 @@ int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 int uprobe_post_sstep_notifier(struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
+	bool ours = current->mm && utask && utask->state == UTASK_SSTEP;
 
-	if (!current->mm || !utask || utask->state != UTASK_SSTEP)
-		return 0;
-	utask->state = UTASK_SSTEP_ACK;
-	set_thread_flag(TIF_UPROBE);
-	return 1;
+	if (ours) {
+		utask->state = UTASK_SSTEP_ACK;
+		set_thread_flag(TIF_UPROBE);
+	}
+	return ours;
 }
 
+/* Kprobes (INT_MAX) see kernel traps first; ours are user traps. */
 static struct notifier_block uprobe_exception_nb = {
+	.priority	= INT_MAX - 1,
 	.notifier_call	= arch_uprobe_exception_notify,
-	.priority	= INT_MAX - 1,	/* after kprobes */
 };
 
 void __init uprobes_hit_init(void)
@@ -221,29 +223,23 @@ static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
 static bool run_handlers(struct uprobe *uprobe, struct pt_regs *regs,
 			 struct uprobe_task *utask, unsigned long bp_vaddr)
 {
+	bool keep = false, want_return = false;
 	struct uprobe_consumer *uc;
-	int remove = UPROBE_HANDLER_REMOVE;
-	bool want_return = false;
 
 	utask->auprobe = &uprobe->arch;
 	utask->vaddr = bp_vaddr;
 	for (uc = READ_ONCE(uprobe->consumers); uc; uc = READ_ONCE(uc->next)) {
-		int rc = 0;
-
-		if (uc->handler) {
-			rc = uc->handler(uc, regs);
-			WARN_ONCE(rc & ~UPROBE_HANDLER_MASK,
-				  "bad rc=0x%x from %ps()\n", rc, uc->handler);
-		}
-		if (uc->ret_handler)
-			want_return = true;
-		remove &= rc;
+		want_return |= !!uc->ret_handler;
+		/* A consumer keeps the breakpoint unless its handler says not. */
+		if (!uc->handler ||
+		    !(uc->handler(uc, regs) & UPROBE_HANDLER_REMOVE))
+			keep = true;
 	}
 	utask->auprobe = NULL;
 
-	if (want_return && !remove)
+	if (want_return && keep)
 		uprobe_push_return(uprobe, regs, utask);
-	if (remove && uprobe_has_consumers(uprobe))
+	if (!keep && uprobe_has_consumers(uprobe))
 		return uprobe_unapply_current(uprobe, bp_vaddr);
 	return false;
 }
@@ -380,22 +376,27 @@ void uprobe_notify_resume(struct pt_regs *regs)
  */
 bool uprobe_deny_signal(void)
 {
-	struct task_struct *t = current;
-	struct uprobe_task *utask = t->utask;
+	struct uprobe_task *utask = current->utask;
+	bool abort_step;
 
 	if (likely(!utask || utask->state == UTASK_RUNNING))
 		return false;
 	WARN_ON_ONCE(utask->state != UTASK_SSTEP);
+	if (!task_sigpending(current))
+		return true;
 
-	if (task_sigpending(t)) {
-		spin_lock_irq(&t->sighand->siglock);
-		clear_tsk_thread_flag(t, TIF_SIGPENDING);
-		spin_unlock_irq(&t->sighand->siglock);
+	/* The step's own fault, or a kill, ends the step first. */
+	abort_step = __fatal_signal_pending(current) ||
+		     arch_uprobe_xol_was_trapped(current);
 
-		if (__fatal_signal_pending(t) || arch_uprobe_xol_was_trapped(t)) {
-			utask->state = UTASK_SSTEP_TRAPPED;
-			set_tsk_thread_flag(t, TIF_UPROBE);
-		}
+	/* Park the signal; finish_step() recalculates TIF_SIGPENDING. */
+	spin_lock_irq(&current->sighand->siglock);
+	clear_thread_flag(TIF_SIGPENDING);
+	spin_unlock_irq(&current->sighand->siglock);
+
+	if (abort_step) {
+		utask->state = UTASK_SSTEP_TRAPPED;
+		set_thread_flag(TIF_UPROBE);
 	}
 	return true;
 }

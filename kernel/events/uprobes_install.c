@@ -346,16 +346,15 @@ static bool vma_holds_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
 	       uprobe->ref_ctr_offset < start + (vma->vm_end - vma->vm_start);
 }
 
+/* The writable mapping of the probe's file that holds its semaphore. */
 static struct vm_area_struct *refctr_vma(struct uprobe *uprobe,
 					 struct mm_struct *mm)
 {
-	VMA_ITERATOR(vmi, mm, 0);
-	struct vm_area_struct *vma;
+	struct vm_area_struct *vma = find_vma(mm, 0);
 
-	for_each_vma(vmi, vma)
-		if (vma_holds_refctr(vma, uprobe))
-			return vma;
-	return NULL;
+	while (vma && !vma_holds_refctr(vma, uprobe))
+		vma = find_vma(mm, vma->vm_end);
+	return vma;
 }
 
 static int refctr_add(struct uprobe *uprobe, struct vm_area_struct *vma,
