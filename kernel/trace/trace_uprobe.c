@@ -677,16 +677,14 @@ static int __trace_uprobe_create(int argc, const char **argv)
 		goto out;
 	}
 	if (!d_is_reg(path.dentry)) {
-		path_put(&path);
 		trace_probe_log_err(0, NO_REGULAR_FILE);
 		ret = -EINVAL;
-		goto out;
+		goto out_path;
 	}
-	path_put(&path);
 
 	ret = parse_offsets(place, offs, &offset, &ref_ctr_offset, &is_return);
 	if (ret)
-		goto out;
+		goto out_path;
 
 	/* Only "p:" and "r:" name the event; "r10" and the like do not. */
 	trace_probe_log_set_index(0);
@@ -694,7 +692,7 @@ static int __trace_uprobe_create(int argc, const char **argv)
 		event = &argv[0][2];
 		ret = traceprobe_parse_event_name(&event, &group, gbuf, 2);
 		if (ret)
-			goto out;
+			goto out_path;
 	}
 	if (!event) {
 		make_event_name(buf, place, offset);
@@ -705,17 +703,14 @@ static int __trace_uprobe_create(int argc, const char **argv)
 	if (IS_ERR(tu)) {
 		ret = PTR_ERR(tu);
 		tu = NULL;
-		goto out;
+		goto out_path;
 	}
+	/* The probe keeps the path (and the reference) looked up above. */
+	tu->path = path;
+	tu->filename = place;
+	place = NULL;
 	tu->offset = offset;
 	tu->ref_ctr_offset = ref_ctr_offset;
-	ret = trace_uprobe_lookup_file(tu, place);
-	if (ret) {
-		/* The file went away since we looked. */
-		trace_probe_log_set_index(1);
-		trace_probe_log_err(0, FILE_NOT_FOUND);
-		goto out;
-	}
 
 	flags = is_return ? TPARG_FL_RETURN : 0;
 	for (i = 0; i < argc - 2 && i < MAX_TRACE_ARGS; i++) {
@@ -745,6 +740,10 @@ out:
 	kfree(place);
 	trace_probe_log_clear();
 	return ret;
+
+out_path:
+	path_put(&path);
+	goto out;
 }
 
 /* dyn_event_operations.create: split the line into words and parse. */
