@@ -248,6 +248,13 @@ static inline void ut_probe_del_prefix(const char *grp, const char *prefix)
 /*
  * Hits of event @ev as uprobe_profile counts them (every hit of every
  * process while the event is enabled), or -1 if the event is not listed.
+ *
+ * Only exact where one thread at a time hits the probe: stock kernels
+ * (6.1 at least) bump this count with a plain, non-atomic increment, so
+ * two CPUs hitting one probe at once can lose hits now and then.  Cases
+ * where threads or processes hit a probe concurrently count trace lines
+ * (ut_trace_count(), one per hit, in per-CPU buffers) instead, after
+ * making the buffer big enough with ut_ctx_trace_room().
  */
 static inline long ut_profile_hits(const char *ev)
 {
@@ -833,6 +840,7 @@ struct ut_ctx {
 	struct ut_target tg[UT_MAX_TARGETS];
 	int ntg;
 	char prefix[48];
+	long saved_buf_kb;	/* buffer_size_kb to put back, or 0 */
 };
 
 /* Event names are the case name (cut short) and a number: unique per case. */
@@ -903,14 +911,61 @@ static inline void ut_ctx_remove_events(struct ut_ctx *c)
 	c->nev = 0;
 }
 
+/*
+ * The per-CPU size of the trace buffer in kB.  Until tracing is first
+ * used the file reads "N (expanded: M)": M is the size it will have.
+ */
+static inline long ut_trace_buf_kb(void)
+{
+	char *s = ut_read("buffer_size_kb"), *x;
+	long kb;
+
+	if (!s)
+		return -1;
+	x = strstr(s, "expanded:");
+	kb = strtol(x ? x + strlen("expanded:") : s, NULL, 10);
+	free(s);
+	return kb;
+}
+
+/*
+ * Make room in the trace buffer for @lines lines of an entry probe
+ * without fetch arguments, even if they all land on one CPU, so that
+ * counting them is exact (a full buffer overwrites its oldest lines).
+ * An entry is about 20 bytes; allow 32.  ut_ctx_cleanup() puts the old
+ * size back.  0 or -errno.
+ */
+static inline int ut_ctx_trace_room(struct ut_ctx *c, long lines)
+{
+	long want = lines * 32 / 1024 + 64, kb = ut_trace_buf_kb();
+	char v[32];
+	int err;
+
+	if (kb < 0)
+		return -ENOENT;
+	if (kb >= want)
+		return 0;
+	snprintf(v, sizeof(v), "%ld", want);
+	err = ut_write("buffer_size_kb", v);
+	if (!err && !c->saved_buf_kb)
+		c->saved_buf_kb = kb;
+	return err;
+}
+
 static inline void ut_ctx_cleanup(struct ut_ctx *c)
 {
+	char v[32];
 	int i;
 
 	for (i = 0; i < c->ntg; i++)
 		ut_target_kill(&c->tg[i]);
 	c->ntg = 0;
 	ut_ctx_remove_events(c);
+	if (c->saved_buf_kb) {
+		snprintf(v, sizeof(v), "%ld", c->saved_buf_kb);
+		ut_write("buffer_size_kb", v);
+		c->saved_buf_kb = 0;
+	}
 }
 
 /* ------------------------------------------------------------------ */
@@ -960,8 +1015,17 @@ static inline long ut_okval(const char *reply)
 	ASSERT_NE(NULL, (var)) TH_LOG("cannot start %s", (prog));		\
 } while (0)
 
+/* Hits of event @i in uprobe_profile: see ut_profile_hits() for when. */
 #define UT_HITS(i) ut_profile_hits(ut_ev(&self->c, (i)))
 #define UT_LINES(i, pid) ut_trace_count(ut_ev(&self->c, (i)), (pid))
+
+/* Room in the trace buffer for @lines lines; see ut_ctx_trace_room(). */
+#define UT_TRACE_ROOM(lines) do {						\
+	long __l = (lines);							\
+	int __e = ut_ctx_trace_room(&self->c, __l);				\
+	ASSERT_EQ(0, __e) TH_LOG("making room for %ld trace lines: %s",	\
+				 __l, strerror(-__e));				\
+} while (0)
 
 /* main(): the whole binary is skipped, with the reason, without tracefs. */
 #define UT_HARNESS_MAIN								\

@@ -388,10 +388,11 @@ static void libpath(char *buf, size_t len)
 	snprintf(buf, len, "%s/libuprobe_shlib.so", dir);
 }
 
-/* Threads that call one function N times each. */
+/* Threads that call one function N times each, on a CPU of their own or not. */
 struct job {
 	ut_fn fn;
 	long n, a, b, c, last;
+	int cpu;		/* -1: wherever the scheduler puts it */
 	pthread_barrier_t *bar;
 };
 
@@ -400,6 +401,13 @@ static void *job_run(void *arg)
 	struct job *j = arg;
 	long i;
 
+	if (j->cpu >= 0) {
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(j->cpu, &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
 	pthread_barrier_wait(j->bar);
 	for (i = 0; i < j->n; i++)
 		j->last = j->fn(j->a, j->b, j->c);
@@ -486,12 +494,20 @@ static void run(char *line)
 		for (i = 0; i < n; i++)
 			r = ut_args(parse(argv[2]), parse(argv[3]), argv[4]);
 		printf("ok %ld\n", r);
-	} else if (!strcmp(argv[0], "threads") && argc >= 4) {
-		/* threads FN T N [A B]: T threads call FN N times each */
+	} else if ((!strcmp(argv[0], "threads") || !strcmp(argv[0], "pinned")) &&
+		   argc >= 4) {
+		/*
+		 * threads FN T N [A B]: T threads call FN N times each.
+		 * pinned FN T N [A B]: the same, thread i bound to the i-th
+		 * CPU we may run on (round robin), so that they really run
+		 * at the same time on different CPUs.
+		 */
 		long t, nt = parse(argv[2]);
 		pthread_t th[64];
 		struct job jobs[64];
 		pthread_barrier_t bar;
+		int cpus[CPU_SETSIZE], ncpu = 0, c;
+		cpu_set_t allowed;
 		long sum = 0;
 
 		fn = lookup(argv[1]);
@@ -499,10 +515,20 @@ static void run(char *line)
 			printf("err bad threads\n");
 			return;
 		}
+		if (!strcmp(argv[0], "pinned")) {
+			if (sched_getaffinity(0, sizeof(allowed), &allowed)) {
+				printf("err sched_getaffinity %s\n", strerror(errno));
+				return;
+			}
+			for (c = 0; c < CPU_SETSIZE; c++)
+				if (CPU_ISSET(c, &allowed))
+					cpus[ncpu++] = c;
+		}
 		pthread_barrier_init(&bar, NULL, nt);
 		for (t = 0; t < nt; t++) {
 			jobs[t] = (struct job){ fn, parse(argv[3]), parse(argv[4]),
-					       parse(argv[5]), 0, 0, &bar };
+					       parse(argv[5]), 0, 0,
+					       ncpu ? cpus[t % ncpu] : -1, &bar };
 			pthread_create(&th[t], NULL, job_run, &jobs[t]);
 		}
 		for (t = 0; t < nt; t++) {
