@@ -47,8 +47,9 @@
  *    grace period (with no lock held) before it returns, so no handler of
  *    the removed consumer runs after that.
  *
- * Memory (x86_64): a probe is a struct uprobe, about 200 bytes (slab
- * kmalloc-256); a consumer costs nothing here (the caller's structure
+ * Memory (x86_64, without lock debugging): a probe is a struct uprobe of
+ * about 190 bytes (kmalloc-192 or -256, depending on the arch's struct
+ * arch_uprobe); a consumer costs nothing here (the caller's structure
  * carries the link).  See uprobes_install.c, uprobes_xol.c and
  * uprobes_ret.c for the per-mm and per-thread costs.
  */

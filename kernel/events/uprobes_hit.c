@@ -26,8 +26,8 @@
  * No reference on the probe is held while user space runs the step: the
  * architecture's data is copied into the thread's struct uprobe_task.
  *
- * Memory: a thread that hit a probe has a struct uprobe_task, about 180
- * bytes on x86_64 (kmalloc-192), freed at exit or exec, plus its XOL slot
+ * Memory: a thread that hit a probe has a struct uprobe_task, about 110
+ * bytes on x86_64 (kmalloc-128), freed at exit or exec, plus its XOL slot
  * (uprobes_xol.c) and its pending returns (uprobes_ret.c).
  */
 

@@ -58,6 +58,7 @@ static DEFINE_MUTEX(uprobes_analyze_mutex);
 struct refctr_pending {
 	struct list_head	node;
 	struct uprobe		*uprobe;
+	unsigned long		vaddr;	/* of the breakpoint */
 };
 
 static unsigned long offset_to_vaddr(struct vm_area_struct *vma, loff_t offset)
@@ -117,6 +118,7 @@ static struct uprobe_bp_table *bp_table_create(struct mm_struct *mm)
 	if (!t)
 		return NULL;
 	mt_init_flags(&t->bps, MT_FLAGS_USE_RCU);
+	spin_lock_init(&t->pending_lock);
 	INIT_LIST_HEAD(&t->refctr_pending);
 	/* Under mmap_lock for read two threads may race to create it. */
 	old = cmpxchg_release(&mm->uprobes_state.bp_table, NULL, t);
@@ -387,7 +389,7 @@ static int refctr_add(struct uprobe *uprobe, struct vm_area_struct *vma,
 }
 
 static void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
-			      struct uprobe_bp_table *t)
+			      struct uprobe_bp_table *t, unsigned long vaddr)
 {
 	struct vm_area_struct *vma = refctr_vma(uprobe, mm);
 	struct refctr_pending *p;
@@ -401,50 +403,97 @@ static void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
 	if (!p)
 		return;	/* the semaphore stays at 0: the probe's site is skipped */
 	p->uprobe = get_uprobe(uprobe);
+	p->vaddr = vaddr;
+	spin_lock(&t->pending_lock);
 	list_add(&p->node, &t->refctr_pending);
+	spin_unlock(&t->pending_lock);
 }
 
-static void refctr_pending_free(struct refctr_pending *p)
+static void refctr_pending_free_list(struct list_head *list)
 {
-	list_del(&p->node);
-	put_uprobe(p->uprobe);
-	kfree(p);
+	struct refctr_pending *p, *tmp;
+
+	list_for_each_entry_safe(p, tmp, list, node) {
+		put_uprobe(p->uprobe);
+		kfree(p);
+	}
+}
+
+/*
+ * Move the pending records of @t that @match accepts to @out.  Context:
+ * any; the caller frees or applies them outside the lock.
+ */
+static void refctr_pending_take(struct uprobe_bp_table *t, struct list_head *out,
+				bool (*match)(struct refctr_pending *p, void *arg),
+				void *arg)
+{
+	struct refctr_pending *p, *tmp;
+
+	if (list_empty(&t->refctr_pending))
+		return;
+	spin_lock(&t->pending_lock);
+	list_for_each_entry_safe(p, tmp, &t->refctr_pending, node)
+		if (match(p, arg))
+			list_move(&p->node, out);
+	spin_unlock(&t->pending_lock);
+}
+
+struct pending_key {
+	struct uprobe		*uprobe;
+	unsigned long		start, end;
+	bool			one;	/* stop after the first match */
+	bool			found;
+};
+
+static bool pending_key_match(struct refctr_pending *p, void *arg)
+{
+	struct pending_key *k = arg;
+
+	if ((k->one && k->found) || (k->uprobe && p->uprobe != k->uprobe) ||
+	    p->vaddr < k->start || p->vaddr >= k->end)
+		return false;
+	k->found = true;
+	return true;
 }
 
 static void refctr_on_remove(struct uprobe *uprobe, struct mm_struct *mm,
-			     struct uprobe_bp_table *t)
+			     struct uprobe_bp_table *t, unsigned long vaddr)
 {
+	struct pending_key k = { .uprobe = uprobe, .start = vaddr,
+				 .end = vaddr + 1, .one = true };
 	struct vm_area_struct *vma;
-	struct refctr_pending *p;
+	LIST_HEAD(gone);
 
-	if (t) {
-		list_for_each_entry(p, &t->refctr_pending, node) {
-			if (p->uprobe == uprobe) {
-				refctr_pending_free(p);
-				return;
-			}
-		}
+	/* Never counted: just forget it. */
+	if (t)
+		refctr_pending_take(t, &gone, pending_key_match, &k);
+	if (k.found) {
+		refctr_pending_free_list(&gone);
+		return;
 	}
 	vma = refctr_vma(uprobe, mm);
 	if (vma)
 		refctr_add(uprobe, vma, -1);
 }
 
-/* A writable file mapping appeared: apply the updates waiting for it. */
+static bool pending_in_vma(struct refctr_pending *p, void *arg)
+{
+	return vma_holds_refctr(arg, p->uprobe);
+}
+
+/* A writable file mapping appeared: count the breakpoints waiting for it. */
 static void refctr_apply_pending(struct vm_area_struct *vma)
 {
 	struct uprobe_bp_table *t = bp_table(vma->vm_mm);
-	struct refctr_pending *p, *tmp;
+	struct refctr_pending *p;
+	LIST_HEAD(ready);
 
-	if (!t || list_empty(&t->refctr_pending) ||
-	    (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
+	if (!t || (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
 		return;
-	list_for_each_entry_safe(p, tmp, &t->refctr_pending, node) {
-		if (vma_holds_refctr(vma, p->uprobe)) {
-			refctr_add(p->uprobe, vma, 1);
-			refctr_pending_free(p);
-		}
-	}
+	refctr_pending_take(t, &ready, pending_in_vma, vma);
+	list_for_each_entry(p, &ready, node)
+		refctr_add(p->uprobe, vma, 1);
+	refctr_pending_free_list(&ready);
 }
 
 /* ---- one breakpoint in one mm ---- */
@@ -518,7 +567,7 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	}
 	/* The semaphore counts breakpoints written, not entries. */
 	if (!ret && uprobe->ref_ctr_offset)
-		refctr_on_install(uprobe, mm, t);
+		refctr_on_install(uprobe, mm, t, vaddr);
 	return 0;
 }
 
@@ -535,7 +584,7 @@ static void remove_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 		bp_table_erase(t, vaddr);
 	ret = set_orig_insn(&uprobe->arch, mm, vaddr);
 	if (!ret && uprobe->ref_ctr_offset)
-		refctr_on_remove(uprobe, mm, t);
+		refctr_on_remove(uprobe, mm, t, vaddr);
 }
 
 /* ---- all the mms that map a file ---- */
@@ -769,10 +818,17 @@ int uprobe_mmap(struct vm_area_struct *vma)
 	for (i = 0; i < nr; i++) {
 		struct uprobe *uprobe = list[i];
 
+		unsigned long vaddr = offset_to_vaddr(vma, uprobe->offset);
+		int err = 0;
+
 		if (uprobe_has_consumers(uprobe) &&
 		    uprobe_filter_chain(uprobe, UPROBE_FILTER_MMAP, vma->vm_mm))
-			install_bp(uprobe, vma,
-				   offset_to_vaddr(vma, uprobe->offset));
+			err = install_bp(uprobe, vma, vaddr);
+		/* Most likely an instruction the arch refuses, seen only now. */
+		if (err)
+			pr_warn_ratelimited("pid %d: probe at %pD:%#llx not installed: %d\n",
+					    current->pid, vma->vm_file,
+					    (unsigned long long)uprobe->offset, err);
 		put_uprobe(uprobe);
 	}
 	kfree(list);
@@ -794,8 +850,10 @@ int uprobe_mmap(struct vm_area_struct *vma)
 void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		   unsigned long end)
 {
+	struct pending_key k = { .start = start, .end = end };
 	struct uprobe_bp_table *t = bp_table(vma->vm_mm);
 	unsigned long vaddr = start;
+	LIST_HEAD(gone);
 
 	if (!t || start >= end)
 		return;
@@ -803,6 +861,12 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		bp_table_erase(t, vaddr);
 		vaddr++;
 	}
+	/*
+	 * A breakpoint unmapped before its semaphore was mapped is not
+	 * counted (an ELF loader maps the whole file first, then trims it).
+	 */
+	refctr_pending_take(t, &gone, pending_key_match, &k);
+	refctr_pending_free_list(&gone);
 }
 
 void uprobe_start_dup_mmap(void)
@@ -848,13 +912,16 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 			bp_table_add(new, vaddr, uprobe);
 		vaddr++;
 	}
+	spin_lock(&old->pending_lock);
 	list_for_each_entry(p, &old->refctr_pending, node) {
-		q = kmalloc(sizeof(*q), GFP_KERNEL);
+		q = kmalloc(sizeof(*q), GFP_NOWAIT | __GFP_NOWARN);
 		if (!q)
 			break;
 		q->uprobe = get_uprobe(p->uprobe);
+		q->vaddr = p->vaddr;
 		list_add_tail(&q->node, &new->refctr_pending);
 	}
+	spin_unlock(&old->pending_lock);
 }
 
 /**
@@ -864,7 +931,6 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 void uprobe_clear_state(struct mm_struct *mm)
 {
 	struct uprobe_bp_table *t = bp_table(mm);
-	struct refctr_pending *p, *tmp;
 	struct uprobe *uprobe;
 	unsigned long vaddr = 0;
 
@@ -877,7 +943,6 @@ void uprobe_clear_state(struct mm_struct *mm)
 		vaddr++;
 	}
 	mtree_destroy(&t->bps);
-	list_for_each_entry_safe(p, tmp, &t->refctr_pending, node)
-		refctr_pending_free(p);
+	refctr_pending_free_list(&t->refctr_pending);
 	kfree(t);
 }

@@ -71,11 +71,15 @@ struct uprobe {
  * struct uprobe_bp_table - the breakpoints installed in one mm
  * @bps: breakpoint address -> struct uprobe *, in RCU mode so the hit path
  *	reads it without a lock.  Each entry holds a reference on its probe.
- * @refctr_pending: probes installed here whose SDT semaphore was not mapped
- *	yet (struct refctr_pending), applied when it gets mapped.
+ * @pending_lock: protects @refctr_pending (munmap paths change it with
+ *	mmap_lock held only for read, or not at all for a truncation).
+ * @refctr_pending: breakpoints written here whose SDT semaphore was not
+ *	mapped yet (struct refctr_pending), counted when it gets mapped,
+ *	forgotten when the breakpoint's range is unmapped first.
  */
 struct uprobe_bp_table {
 	struct maple_tree	bps;
+	spinlock_t		pending_lock;	/* see above */
 	struct list_head	refctr_pending;
 };
 

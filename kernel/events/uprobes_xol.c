@@ -18,7 +18,8 @@
  * taken, threads that need one wait, and threads finishing a step give
  * theirs back while somebody waits.
  *
- * Memory: 200 bytes of struct xol_area per mm that uses it, one page for
+ * Memory: about 90 bytes of struct xol_area (kmalloc-96) per mm that uses
+ * it, one page for
  * the trampoline and the first slots, one more page per
  * XOL_SLOTS_PER_PAGE threads that stepped out of line.
  */
