@@ -291,7 +291,10 @@ int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 	at->saved_blockstep = test_thread_flag(TIF_BLOCKSTEP);
 	if (at->saved_blockstep)
 		set_task_blockstep(current, false);
-	if (!(op->fix & UPROBE_FIX_INT3_STOP))
+	if (op->fix & UPROBE_FIX_INT3_STOP)
+		at->int3_stop_ip = utask->xol_vaddr + op->len +
+				   UPROBE_SWBP_INSN_SIZE;
+	else
 		regs->flags |= X86_EFLAGS_TF;
 	return 0;
 }
@@ -301,6 +304,7 @@ static void uprobe_x86_restore(struct arch_uprobe_task *at,
 			       const struct uprobe_x86_op *op,
 			       struct pt_regs *regs, bool keep_tf)
 {
+	at->int3_stop_ip = 0;
 	if (op->fix & UPROBE_FIX_SCRATCH)
 		*uprobe_x86_gpr(regs, op->scratch) = at->saved_scratch;
 	if (!keep_tf) {
@@ -404,17 +408,16 @@ void arch_uprobe_abort_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 	regs->ip = utask->vaddr;
 }
 
-/* An int3 right after a rep string instruction in the slot ends its step. */
+/*
+ * An int3 right after a rep string instruction in the slot ends its step.
+ * (utask->auprobe is only meant for the handlers: keep our own record.)
+ */
 static bool uprobe_x86_int3_ends_step(struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
-	const struct uprobe_x86_op *op;
 
-	if (!utask || !utask->auprobe)
-		return false;
-	op = &utask->auprobe->op;
-	return (op->fix & UPROBE_FIX_INT3_STOP) &&
-	       regs->ip == utask->xol_vaddr + op->len + UPROBE_SWBP_INSN_SIZE;
+	return utask && utask->autask.int3_stop_ip &&
+	       regs->ip == utask->autask.int3_stop_ip;
 }
 
 /**

@@ -241,11 +241,14 @@ static unsigned int stack_word(struct uprobe_x86_ctx *c)
 
 static int classify_push_pop(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
 {
-	c->op->reg = (c->opc & 7) | (X86_REX_B(rex_byte(&c->insn)) ? 8 : 0);
-	c->op->size = c->insn.opnd_bytes;
-	/* pushw/popw: leave the 16-bit forms to the CPU. */
-	if (c->op->size != stack_word(c))
+	/*
+	 * pushw/popw: leave the 16-bit forms to the CPU.  (In 64-bit mode
+	 * the decoder reports 8 bytes for push/pop whatever the prefix.)
+	 */
+	if (has_prefix(&c->insn, 0x66))
 		return xol(c, UPROBE_FIX_IP);
+	c->op->reg = (c->opc & 7) | (X86_REX_B(rex_byte(&c->insn)) ? 8 : 0);
+	c->op->size = stack_word(c);
 	c->op->fix = UPROBE_FIX_IP;
 	return emulate(c, kind);
 }

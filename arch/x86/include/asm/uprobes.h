@@ -137,10 +137,13 @@ struct arch_uprobe {
  * @saved_scratch: the scratch register's value before the step
  * @saved_tf: TF was set before the step (debugger or program stepping)
  * @saved_blockstep: branch stepping (TIF_BLOCKSTEP) was on before the step
+ * @int3_stop_ip: while a UPROBE_FIX_INT3_STOP copy runs, the ip an int3
+ *	trap reports when it ends the step (0 otherwise)
  */
 struct arch_uprobe_task {
 	unsigned long	saved_trap_nr;
 	unsigned long	saved_scratch;
+	unsigned long	int3_stop_ip;
 	bool		saved_tf;
 	bool		saved_blockstep;
 };
