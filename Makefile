@@ -9,6 +9,8 @@
 #   make check-debug           make check on the lockdep/KASAN/DEBUG_VM kernel
 #   make kernel [KERNEL=...]   just build (build/bzImage, build/stock/bzImage, ...)
 #   make vm CMD='uname -r'     run one command in a guest (see harness/vm)
+#   make series                the series as mailable patches in build/series/
+#   make series-check          git am them on the tarball, build after each patch
 #
 # Everything is kept under build/; logs in build/logs/.
 
@@ -48,3 +50,14 @@ clean:
 .PHONY: bench
 bench:
 	@harness/bench/run $(BENCH_ARGS)
+
+# make series: git format-patch of our series, cut as harness/series-split
+# says, with a cover letter, in build/series/.  make series-check applies
+# it to the tarball and builds the kernel after every patch (slow: not
+# part of make check).  SERIES_ARGS=--all: every part, in `series` or not.
+.PHONY: series series-check
+series:
+	@harness/series $(SERIES_ARGS)
+
+series-check:
+	@harness/series --check $(SERIES_ARGS)
