@@ -203,6 +203,7 @@ int uprobe_post_sstep_notifier(struct pt_regs *regs);
 void uprobe_notify_resume(struct pt_regs *regs);
 bool uprobe_deny_signal(void);
 unsigned long uprobe_get_trampoline_vaddr(void);
+void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user);
 
 #else /* !CONFIG_UPROBES */
 
@@ -279,6 +280,11 @@ static inline void uprobe_copy_process(struct task_struct *t,
 }
 
 static inline void uprobe_clear_state(struct mm_struct *mm)
+{
+}
+
+static inline void uprobe_fix_callchain(u64 *ips, unsigned int nr,
+					bool in_user)
 {
 }
 

@@ -433,8 +433,9 @@ static int uprobe_check_target(struct inode *inode, loff_t offset,
 	/* We read the original bytes through the page cache. */
 	if (!mapping->a_ops->read_folio && !shmem_mapping(mapping))
 		return -EIO;
+	/* -EINVAL, as it always was: tools report this errno to users. */
 	if (offset < 0 || offset >= i_size_read(inode))
-		return -ENXIO;
+		return -EINVAL;
 	if (!IS_ALIGNED(offset, UPROBE_SWBP_INSN_SIZE))
 		return -EINVAL;
 	if (ref_ctr_offset < 0 || !IS_ALIGNED(ref_ctr_offset, sizeof(short)))
@@ -456,9 +457,10 @@ static int uprobe_check_target(struct inode *inode, loff_t offset,
  *
  * Context: process context, may sleep; takes mmap_lock of those mms.
  * Return: 0 once the breakpoint is in all of them; -EINVAL for a bad
- * consumer, offset or @ref_ctr_offset (or one differing from the probe's
- * existing one), -EBADF for a file that is not regular, -ENXIO for an
- * offset at or past the end of the file, -ENOTSUPP (or -EINVAL) from the
+ * consumer, an offset outside the file or misaligned, a bad
+ * @ref_ctr_offset (or one differing from the probe's existing one),
+ * -EBADF for a file that is not regular, -EIO for one whose bytes cannot
+ * be read through the page cache, -ENOTSUPP (or -EINVAL) from the
  * architecture for an instruction that cannot be probed, -ENOMEM.  On
  * failure nothing is left behind.
  */

@@ -192,7 +192,7 @@ static int read_orig_insn(struct uprobe *uprobe, struct file *file)
 	BUILD_BUG_ON(sizeof(uprobe->arch.insn) < MAX_UINSN_BYTES);
 	memset(dst, 0, len);
 	if (pos >= size)
-		return -ENXIO;
+		return -EINVAL;
 	len = min_t(loff_t, len, size - pos);
 	while (done < len) {
 		pgoff_t index = (pos + done) >> PAGE_SHIFT;

@@ -244,9 +244,52 @@ sigill:
  */
 void uprobe_free_returns(struct uprobe_task *utask)
 {
-	ri_free_list(utask->return_instances, true);
+	struct return_instance *ri = utask->return_instances;
+
+	/* Unlink first: kfree() may reach uprobe_fix_callchain(). */
 	utask->return_instances = NULL;
 	utask->depth = 0;
+	ri_free_list(ri, true);
+}
+
+/**
+ * uprobe_fix_callchain - put real return addresses into a user stack trace
+ * @ips: the user part of a perf callchain of current, innermost first
+ * @nr: its length
+ * @in_user: current was interrupted in user mode
+ *
+ * A stack walk finds the trampoline wherever a pending return probe has
+ * hijacked a return address, one return slot per pending instance (a
+ * chain of tail calls shares one), in the order of the instance list.
+ * Replace each with the address the function will really return to.
+ *
+ * The list is current's own and changes only in current's process
+ * context, unlinking before freeing; so it can be walked from the task
+ * itself or from an interrupt that came while it ran in user mode, and is
+ * left alone otherwise.
+ */
+void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user)
+{
+	struct uprobe_task *utask = current->utask;
+	struct return_instance *ri;
+	struct xol_area *area;
+	unsigned int i;
+
+	if (!utask || !current->mm || (!in_task() && !in_user))
+		return;
+	ri = utask->return_instances;
+	area = READ_ONCE(current->mm->uprobes_state.xol_area);
+	if (!ri || !area)
+		return;
+
+	for (i = 0; i < nr && ri; i++) {
+		if (ips[i] != area->vaddr)
+			continue;
+		while (ri->chained && ri->next)
+			ri = ri->next;
+		ips[i] = ri->orig_ret_vaddr;
+		ri = ri->next;
+	}
 }
 
 /**

@@ -8,6 +8,7 @@
  */
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 
 #include "../kselftest_harness.h"
@@ -138,6 +139,121 @@ TEST_F(perf, task_event_counts_entries)
 	UT_CMD(t, r, "call ut_lea 123 1 1");
 	EXPECT_EQ(2, ut_okval(r));
 	EXPECT_EQ(123, count(fd));
+}
+
+/* Whether @addr lies in a mapping of /proc/@pid/maps whose line has @what. */
+static bool in_map(int pid, const char *what, unsigned long addr)
+{
+	char path[64], line[PATH_MAX + 128];
+	unsigned long lo, hi;
+	bool in = false;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/maps", pid);
+	f = fopen(path, "r");
+	if (!f)
+		return false;
+	while (!in && fgets(line, sizeof(line), f))
+		in = strstr(line, what) && sscanf(line, "%lx-%lx", &lo, &hi) == 2 &&
+		     addr >= lo && addr < hi;
+	fclose(f);
+	return in;
+}
+
+#define CC_PAGES 8
+
+/*
+ * The user callchain of the first sample in the ring buffer at @base,
+ * context markers left out; returns its length or -1.
+ */
+static int first_callchain(void *base, unsigned long *ips, int max)
+{
+	struct perf_event_mmap_page *pg = base;
+	long psz = sysconf(_SC_PAGESIZE);
+	unsigned long long head = pg->data_head, pos = 0;
+	unsigned char *data = (unsigned char *)base + psz;
+	unsigned long long mask = CC_PAGES * psz - 1;
+	int n = 0;
+
+	__sync_synchronize();
+	while (pos < head) {
+		struct perf_event_header h;
+		unsigned long long nr, v, i;
+
+		/* The first samples sit at the start: no wrap to handle. */
+		memcpy(&h, data + (pos & mask), sizeof(h));
+		if (!h.size)
+			break;
+		if (h.type != PERF_RECORD_SAMPLE) {
+			pos += h.size;
+			continue;
+		}
+		memcpy(&nr, data + ((pos + sizeof(h)) & mask), sizeof(nr));
+		for (i = 0; i < nr && n < max; i++) {
+			memcpy(&v, data + ((pos + sizeof(h) + 8 * (i + 1)) & mask),
+			       sizeof(v));
+			if (v < (unsigned long long)PERF_CONTEXT_MAX)
+				ips[n++] = v;
+		}
+		return n;
+	}
+	return -1;
+}
+
+/*
+ * A stack trace taken while a return probe is pending shows the caller,
+ * not the trampoline: sample the callchain at ut_lj_inner's entry while
+ * ut_lj_outer, which called it, has its return hijacked.  (Stock 6.1
+ * shows the "[uprobes]" trampoline; 6.11 and later fix it.)
+ */
+TEST_F(perf, callchain_under_pending_return_shows_real_caller)
+{
+	unsigned long ips[32], inner;
+	struct perf_event_attr attr;
+	long off_out, off_in, psz = sysconf(_SC_PAGESIZE);
+	struct ut_target *t;
+	char r[256];
+	void *base;
+	int fd, rfd, n, i;
+
+	NEED_PMU();
+	UT_SYM(off_out, self->target, "ut_lj_outer");
+	UT_SYM(off_in, self->target, "ut_lj_inner");
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "addr ut_lj_inner");
+	inner = strtoul(r + 3, NULL, 0);
+	OPEN(rfd, off_out, true, 0, t->pid, -1);
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = self->pmu.type;
+	attr.uprobe_path = (unsigned long)self->target;
+	attr.probe_offset = off_in;
+	attr.sample_period = 1;
+	attr.sample_type = PERF_SAMPLE_CALLCHAIN;
+	attr.exclude_callchain_kernel = 1;
+	attr.wakeup_events = 1;
+	fd = syscall(__NR_perf_event_open, &attr, t->pid, -1, -1,
+		     PERF_FLAG_FD_CLOEXEC);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open(sampling): %s", strerror(errno));
+	self->fd[self->nfd++] = fd;
+	base = mmap(NULL, (CC_PAGES + 1) * psz, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, base);
+
+	UT_CMD(t, r, "call ut_lj_outer 1 -5");
+	EXPECT_EQ(95, ut_okval(r));
+	EXPECT_EQ(1, count(rfd));
+	n = first_callchain(base, ips, 32);
+	ASSERT_LE(2, n) TH_LOG("no sample with a user callchain");
+	EXPECT_EQ(inner, ips[0]);
+	for (i = 0; i < n; i++)
+		EXPECT_FALSE(in_map(t->pid, "[uprobes]", ips[i]))
+			TH_LOG("entry %d, 0x%lx, is in [uprobes]", i, ips[i]);
+	/* ut_lj_outer's caller is the target's command loop. */
+	EXPECT_TRUE(in_map(t->pid, "uprobe_target", ips[1]))
+		TH_LOG("caller 0x%lx is not in the program", ips[1]);
+	munmap(base, (CC_PAGES + 1) * psz);
 }
 
 /* The retprobe bit counts returns, through recursion too. */
