@@ -27,7 +27,7 @@ FIXTURE_TEARDOWN(compat)
 }
 
 #define NEED_TARGET32() do {							\
-	char *__a[] = { "lea", "1", "1", "1", NULL };				\
+	char *const __a[] = { "lea", "1", "1", "1", NULL };			\
 	char __o[64];								\
 	if (access(self->target, X_OK))						\
 		SKIP(return, "no 32-bit target %s (built without -m32 support)", \
@@ -38,7 +38,7 @@ FIXTURE_TEARDOWN(compat)
 
 /* Run the 32-bit target; it must exit 0 and print @want. */
 #define RUN32(want, ...) do {							\
-	char *__a[] = { __VA_ARGS__, NULL };					\
+	char *const __a[] = { __VA_ARGS__, NULL };				\
 	char __out[128];							\
 	int __st = ut_run("uprobe_target32", __a, __out, sizeof(__out));	\
 	EXPECT_EQ(0, __st) TH_LOG("the 32-bit target ended with status 0x%x", __st); \

@@ -190,7 +190,7 @@ static inline int ut_probe_add(const char *def)
 }
 
 static inline int ut_event_file_write(const char *grp, const char *ev,
-			       const char *file, const char *s)
+				      const char *file, const char *s)
 {
 	char f[PATH_MAX];
 
@@ -600,7 +600,7 @@ static inline long ut_sym_fileoff_arg(const char *path, const char *sym, const c
 
 /* SDT note @provider:@name in @path: file offsets of the site and semaphore. */
 static inline int ut_sdt(const char *path, const char *provider, const char *name,
-		  long *pc_off, long *sema_off)
+			 long *pc_off, long *sema_off)
 {
 	struct ut_elf e = { 0 };
 	int i, ret = -ENOENT;
@@ -728,7 +728,7 @@ static inline int ut_target_send(struct ut_target *t, const char *fmt, ...)
 
 /* Send one command line and read its one-line reply. */
 static inline int ut_target_cmd(struct ut_target *t, char *reply, size_t len,
-			 const char *fmt, ...)
+				const char *fmt, ...)
 {
 	char line[512];
 	va_list ap;
@@ -868,7 +868,7 @@ static inline const char *ut_ev(struct ut_ctx *c, int i)
  * @suffix may hold "(0xREF)" or "%return".  0 or -errno.
  */
 static inline int ut_ctx_probe(struct ut_ctx *c, int i, char type, const char *path,
-			long off, const char *suffix, const char *args)
+			       long off, const char *suffix, const char *args)
 {
 	char def[1024];
 	int err;
@@ -888,7 +888,7 @@ static inline int ut_ctx_enable(struct ut_ctx *c, int i, bool on)
 }
 
 static inline struct ut_target *ut_ctx_target(struct ut_ctx *c, const char *prog,
-				       char *const *args)
+					      char *const *args)
 {
 	struct ut_target *t;
 

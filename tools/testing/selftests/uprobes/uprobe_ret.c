@@ -342,7 +342,7 @@ TEST_F(ret, cxx_exception_caught_inside_probed_function)
 {
 	static struct rets rs;
 	char out[256];
-	char *args[] = { "catch_inside", "10", NULL };
+	char *const args[] = { "catch_inside", "10", NULL };
 	long off1, off2;
 	int st, i;
 
@@ -371,7 +371,7 @@ TEST_F(ret, cxx_exception_caught_inside_probed_function)
 TEST_F(ret, cxx_exception_through_entry_probed_frames)
 {
 	char out[256];
-	char *args[] = { "throw_through", "10", NULL };
+	char *const args[] = { "throw_through", "10", NULL };
 	long off1, off2;
 	int st;
 

@@ -6,8 +6,7 @@
  * touches no data, so it runs the same from any private alias mapping of
  * its page.
  */
-asm(
-"	.text\n"
+asm("	.text\n"
 "	.p2align 4\n"
 "	.globl shlib_lea\n"
 "	.type shlib_lea, @function\n"

@@ -35,8 +35,8 @@ FIXTURE_TEARDOWN(sig)
  * A loop over a probed function with an interval timer firing: the sum
  * of results, the number of hits and the signals seen all add up.
  */
-static void sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self,
-		    const char *fn, long n, bool handler_calls)
+static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self,
+			const char *fn, long n, bool handler_calls)
 {
 	struct ut_target *t;
 	long off, sum, nsig, hcalls;
@@ -59,19 +59,19 @@ static void sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self,
 /* Signals arriving while an out-of-line step is in progress. */
 TEST_F_TIMEOUT(sig, signals_during_stepped_probe_all_delivered, 120)
 {
-	sigloop(_metadata, self, "ut_lea", 20000, false);
+	run_sigloop(_metadata, self, "ut_lea", 20000, false);
 }
 
 /* Signals arriving around an emulated probed instruction. */
 TEST_F_TIMEOUT(sig, signals_during_emulated_probe_all_delivered, 120)
 {
-	sigloop(_metadata, self, "ut_push", 20000, false);
+	run_sigloop(_metadata, self, "ut_push", 20000, false);
 }
 
 /* The signal handler itself runs the probed function: every call counts. */
 TEST_F_TIMEOUT(sig, handler_calling_probed_function_counted_exactly, 120)
 {
-	sigloop(_metadata, self, "ut_lea", 20000, true);
+	run_sigloop(_metadata, self, "ut_lea", 20000, true);
 }
 
 /*
@@ -241,7 +241,8 @@ TEST_F(sig, debugger_single_step_over_probed_instruction)
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "addr ut_lea");
 	addr = strtoul(r + 3, NULL, 0);
-	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, t->pid, 0, 0)) TH_LOG("PTRACE_SEIZE: %s", strerror(errno));
+	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, t->pid, 0, 0))
+		TH_LOG("PTRACE_SEIZE: %s", strerror(errno));
 	ASSERT_EQ(0, ut_target_send(t, "stepme ut_lea 20 22"));
 	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
 	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP) TH_LOG("status 0x%x", st);

@@ -47,8 +47,7 @@ volatile unsigned int ut_counter = 0xc0ffee;
  * Functions with a known first instruction.  Each takes its arguments in
  * %rdi, %rsi and returns a value that proves the instruction ran right.
  */
-asm(
-"	.text\n"
+asm("	.text\n"
 /* lea: executed out of line (not emulated). a + b */
 "	.p2align 4\n"
 "	.globl ut_lea\n"
@@ -575,7 +574,8 @@ static void run(char *line)
 			_exit(p[0]);
 		}
 		waitpid(pid, &st, 0);
-		printf("ok %d 0x%02x\n", pid, WIFEXITED(st) ? WEXITSTATUS(st) : 0x100 + WTERMSIG(st));
+		printf("ok %d 0x%02x\n", pid,
+		       WIFEXITED(st) ? WEXITSTATUS(st) : 0x100 + WTERMSIG(st));
 	} else if (!strcmp(argv[0], "forker") && argc >= 2) {
 		/* forker A: ut_forker(A) forks; the child exits with its result - 1000 */
 		long a = parse(argv[1]), r = ut_forker(a);
@@ -805,7 +805,8 @@ static void run(char *line)
 			return;
 		}
 		sig_fn = argc >= 5 ? fn : NULL;
-		nsig = handler_calls = 0;
+		nsig = 0;
+		handler_calls = 0;
 		sigaction(SIGALRM, &sa, NULL);
 		setitimer(ITIMER_REAL, &it, NULL);
 		for (i = 0; i < n; i++)
@@ -822,7 +823,8 @@ static void run(char *line)
 		sigaction(SIGSEGV, &sa, NULL);
 		sigaction(SIGBUS, &sa, NULL);
 		nsig = 0;
-		sig_rip = sig_addr = 0;
+		sig_rip = 0;
+		sig_addr = 0;
 		r = ut_load(parse(argv[1]));
 		signal(SIGSEGV, SIG_DFL);
 		signal(SIGBUS, SIG_DFL);

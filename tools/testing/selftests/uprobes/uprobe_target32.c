@@ -13,8 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-asm(
-"	.text\n"
+asm("	.text\n"
 /* cdecl: a + b, the first instruction loads from the stack (stepped) */
 "	.p2align 4\n"
 "	.globl ut32_lea\n"
