@@ -11,6 +11,8 @@
 #   make vm CMD='uname -r'     run one command in a guest (see harness/vm)
 #   make series                the series as mailable patches in build/series/
 #   make series-check          git am them on the tarball, build after each patch
+#   make lint                  checkpatch, kernel-doc, sparse, W=1 on our files and patches
+#   make check-arch            arm64 cross build of the series (vmlinux)
 #
 # Everything is kept under build/; logs in build/logs/.
 
@@ -27,8 +29,15 @@ demo:
 	@harness/vm --kernel $(if $(filter ours,$(KERNEL)),build/bzImage,build/$(KERNEL)/bzImage) \
 		--console build/logs/demo-console.log -- $(CURDIR)/harness/guest/demo
 
+# On our kernel, make check runs make lint first and counts it as one
+# more test ("lint") in the summary.
 check:
+ifeq ($(KERNEL),ours)
+	@harness/lint --quiet || true
+	@UPROBES_LINT_RESULT=$(CURDIR)/build/logs/lint.txt harness/check $(KERNEL)
+else
 	@harness/check $(KERNEL)
+endif
 
 check-quick:
 	@harness/check --quick $(KERNEL)
@@ -61,3 +70,16 @@ series:
 
 series-check:
 	@harness/series --check $(SERIES_ARGS)
+
+# make lint: checkpatch.pl --strict, kernel-doc, sparse and W=1 on our files
+# and on every patch of make series (harness/lint; accepted findings, each
+# with its reason, in harness/lint-exceptions).  LINT_ARGS=--all: also the
+# parts not yet in `series`.  make check-arch: arm64 cross build of the
+# series, vmlinux linked (harness/check-arch; ARCH_ARGS=--objs: only the
+# objects that use uprobes, faster).
+.PHONY: lint check-arch
+lint:
+	@harness/lint $(LINT_ARGS)
+
+check-arch:
+	@harness/check-arch $(ARCH_ARGS)
