@@ -35,6 +35,8 @@
 
 #include <linux/kdebug.h>
 #include <linux/kernel.h>
+#include <linux/mmu_context.h>
+#include <linux/processor.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/signal.h>
@@ -42,8 +44,6 @@
 #include <linux/uprobes.h>
 #include <asm/debugreg.h>
 #include <asm/insn.h>
-#include <asm/mmu_context.h>
-#include <asm/processor.h>
 
 #include "uprobes_insn.h"
 

@@ -7,7 +7,7 @@
 #define _X86_KERNEL_UPROBES_INSN_H
 
 #include <linux/types.h>
-#include <asm/uprobes.h>
+#include <linux/uprobes.h>
 
 /* General register numbers, as ModRM/REX/VEX encode them. */
 enum uprobe_x86_reg {
