@@ -178,8 +178,10 @@ static struct uprobe *bp_table_next(struct uprobe_bp_table *t,
 /* ---- reading and writing one opcode ---- */
 
 /*
- * Copy the probed instruction's first MAX_UINSN_BYTES from the page cache
- * into the probe (zeroes past the end of the file).  @file is a mapping's
+ * Copy as many bytes of the probed instruction as the architecture keeps
+ * in arch.insn from the page cache into the probe (zeroes past the end of
+ * the file).  Not every architecture defines MAX_UINSN_BYTES (arm64 keeps
+ * one __le32), so the field's size is the measure.  @file is a mapping's
  * file: some filesystems need one to read a page.
  */
 static int read_orig_insn(struct uprobe *uprobe, struct file *file)
@@ -187,9 +189,8 @@ static int read_orig_insn(struct uprobe *uprobe, struct file *file)
 	struct address_space *mapping = uprobe->inode->i_mapping;
 	u8 *dst = (u8 *)&uprobe->arch.insn;
 	loff_t pos = uprobe->offset, size = i_size_read(uprobe->inode);
-	size_t len = MAX_UINSN_BYTES, done = 0;
+	size_t len = sizeof(uprobe->arch.insn), done = 0;
 
-	BUILD_BUG_ON(sizeof(uprobe->arch.insn) < MAX_UINSN_BYTES);
 	memset(dst, 0, len);
 	if (pos >= size)
 		return -EINVAL;
