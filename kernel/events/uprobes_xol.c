@@ -288,6 +288,12 @@ void xol_put_slot(struct xol_area *area, unsigned int slot)
 	spin_lock(&area->lock);
 	__clear_bit(slot, area->slots);
 	spin_unlock(&area->lock);
+	/*
+	 * The freed bit before the waiter count is read: pairs with the
+	 * barrier of the waiter's prepare_to_wait() between its increment
+	 * and its look at the bitmap, so that one of the two sees the other.
+	 */
+	smp_mb();
 	if (atomic_read(&area->slot_waiters))
 		wake_up(&area->wq);
 }
