@@ -91,9 +91,9 @@ enum uprobe_task_state {
  *	->insn from handlers); NULL outside a hit.
  * @step_copy: the probe's arch data, copied for the step so that no
  *	reference on the probe is held while user space runs the slot.
- * @xol_slot: index of this thread's XOL slot in its mm's area, 0 when it
- *	has none.  A thread keeps its slot between hits and gives it back
- *	at exit (or after a step when other threads wait for slots).
+ * @xol_slot: index of the XOL slot in its mm's area that this thread
+ *	holds for the step in progress, 0 outside a step: a slot is lent
+ *	for one step only (see start_step() in kernel/events/uprobes_hit.c).
  * @return_instances: pending return probes, most recent first.
  * @depth: length of @return_instances.
  */

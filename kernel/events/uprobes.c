@@ -40,8 +40,8 @@
  *    the maple tree) and uses the probe and its consumer list under
  *    uprobes_srcu, which also covers the handler calls.  It writes only
  *    per-CPU (srcu) and per-thread data unless the instruction must be
- *    stepped out of line by a thread without an XOL slot, or a return
- *    probe takes a reference on the probe.
+ *    stepped out of line (an XOL slot is taken and given back under the
+ *    area's lock), or a return probe takes a reference on the probe.
  *  - Consumer lists are published with release stores and read with
  *    READ_ONCE() under uprobes_srcu; uprobe_unregister() waits for an SRCU
  *    grace period (with no lock held) before it returns, so no handler of

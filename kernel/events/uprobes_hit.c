@@ -27,8 +27,8 @@
  * architecture's data is copied into the thread's struct uprobe_task.
  *
  * Memory: a thread that hit a probe has a struct uprobe_task, about 110
- * bytes on x86_64 (kmalloc-128), freed at exit or exec, plus its XOL slot
- * (uprobes_xol.c) and its pending returns (uprobes_ret.c).
+ * bytes on x86_64 (kmalloc-128), freed at exit or exec, plus an XOL slot
+ * during a step (uprobes_xol.c) and its pending returns (uprobes_ret.c).
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -255,11 +255,16 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 
 	if (!area)
 		return;
-	if (!utask->xol_slot) {
-		utask->xol_slot = xol_take_slot(area);
-		if (!utask->xol_slot)
-			return;
-	}
+	/*
+	 * The slot is held for this step only.  A thread that kept its slot
+	 * from one hit to the next could sit in user space holding it (at a
+	 * barrier, on a lock) while the thread it waits for sleeps in
+	 * xol_take_slot(): with every slot held that way, a program with
+	 * more threads than slots deadlocked.
+	 */
+	utask->xol_slot = xol_take_slot(area);
+	if (!utask->xol_slot)
+		return;
 	utask->step_copy = uprobe->arch;
 	xol_fill_slot(area, utask->xol_slot, &utask->step_copy);
 
@@ -270,6 +275,8 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	if (arch_uprobe_pre_xol(utask->auprobe, regs)) {
 		instruction_pointer_set(regs, bp_vaddr);
 		utask->auprobe = NULL;
+		xol_put_slot(area, utask->xol_slot);
+		utask->xol_slot = 0;
 		return;
 	}
 	utask->state = UTASK_SSTEP;
@@ -329,10 +336,9 @@ static void finish_step(struct uprobe_task *utask, struct pt_regs *regs)
 	utask->auprobe = NULL;
 	utask->state = UTASK_RUNNING;
 	area = current->mm->uprobes_state.xol_area;
-	if (area && xol_slot_wanted(area)) {
+	if (area)
 		xol_put_slot(area, utask->xol_slot);
-		utask->xol_slot = 0;
-	}
+	utask->xol_slot = 0;
 
 	if (unlikely(err)) {
 		pr_warn_ratelimited("pid %d: cannot finish the step of the instruction at %#lx, sending SIGILL\n",

@@ -92,8 +92,8 @@ struct uprobe_bp_table {
  * struct xol_area - the "[uprobes]" mapping of one mm
  * @vaddr: its user address; slot 0 at @vaddr is the return trampoline.
  * @lock: protects @slots and @pages.
- * @slot_waiters: threads waiting for a free slot; a thread that finishes
- *	a step gives its slot back only when this is non-zero.
+ * @slot_waiters: threads waiting for a free slot; a thread that ends its
+ *	step wakes them only when this is non-zero.
  * @wq: where they wait.
  * @slots: bitmap of the slots handed out (slot 0 always).
  * @pages: the pages behind the mapping, NULL until a slot on them is used.
@@ -140,7 +140,6 @@ struct xol_area *xol_get_area(void);
 unsigned long xol_slot_vaddr(struct xol_area *area, unsigned int slot);
 unsigned int xol_take_slot(struct xol_area *area);
 void xol_put_slot(struct xol_area *area, unsigned int slot);
-bool xol_slot_wanted(struct xol_area *area);
 void xol_fill_slot(struct xol_area *area, unsigned int slot,
 		   struct arch_uprobe *aup);
 void xol_dup_area(struct mm_struct *oldmm, struct mm_struct *newmm);

@@ -13,15 +13,13 @@
  * returns in the child point at it).
  *
  * Slot 0 holds the return trampoline: one breakpoint, recognised by its
- * address.  Every other slot is given to one thread at its first step and
- * kept by it (no shared write on later hits) until it exits; when all are
- * taken, threads that need one wait, and threads finishing a step give
- * theirs back while somebody waits.
+ * address.  Every other slot is lent to one thread for one step; when all
+ * are in use, threads that need one wait for a step to end.
  *
  * Memory: about 90 bytes of struct xol_area (kmalloc-96) per mm that uses
- * it, one page for
- * the trampoline and the first slots, one more page per
- * XOL_SLOTS_PER_PAGE threads that stepped out of line.
+ * it, one page for the trampoline and the first slots, one more page per
+ * XOL_SLOTS_PER_PAGE threads that once stepped out of line at the same
+ * time (pages stay until the mm goes).
  */
 
 #include <linux/highmem.h>
@@ -227,10 +225,11 @@ int xol_bitmap_take(unsigned long *slots, unsigned int nr)
 }
 
 /**
- * xol_take_slot - get a slot for the current thread
+ * xol_take_slot - get a slot for the current thread's step
  * @area: current->mm's area
  *
- * Waits while every slot is taken.
+ * Waits while every slot is taken: each is held for one step only, so one
+ * comes free soon.
  *
  * Context: process context, may sleep.
  * Return: the slot index (> 0), or 0 on a fatal signal or no memory.
@@ -296,12 +295,6 @@ void xol_put_slot(struct xol_area *area, unsigned int slot)
 	smp_mb();
 	if (atomic_read(&area->slot_waiters))
 		wake_up(&area->wq);
-}
-
-/* Does some thread wait for a slot?  Read-only in the common case. */
-bool xol_slot_wanted(struct xol_area *area)
-{
-	return atomic_read(&area->slot_waiters) != 0;
 }
 
 /**
