@@ -404,6 +404,26 @@ TEST_F_TIMEOUT(mm, processes_exiting_during_toggles_leave_nothing, 120)
 	EXPECT_STREQ(want, r) TH_LOG("the spawner's byte at the probe");
 }
 
+/*
+ * More threads than the XOL area has slots, each stepping the probed
+ * instruction once and then waiting for all the others: a thread that
+ * has finished its step must not keep a slot another one needs.
+ */
+TEST_F_TIMEOUT(mm, more_stepping_threads_than_xol_slots_all_finish, 120)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_lea");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "crowd ut_lea 300 30 12");
+	EXPECT_STREQ("ok 12600", r) TH_LOG("300 threads' ut_lea(30, 12)");
+	EXPECT_EQ(300, UT_HITS(0));
+}
+
 /* Threads created after enable, exiting while it is removed: exact work. */
 TEST_F_TIMEOUT(mm, threads_running_while_probe_toggled_compute_right, 120)
 {

@@ -413,6 +413,25 @@ static void *job_run(void *arg)
 	return NULL;
 }
 
+/*
+ * A crowd of threads that each call a function once and then all wait
+ * for one another: none may need anything the others still hold.
+ */
+struct crowd {
+	ut_fn fn;
+	long a, b, last;
+	pthread_barrier_t *bar;
+};
+
+static void *crowd_run(void *arg)
+{
+	struct crowd *c = arg;
+
+	c->last = c->fn(c->a, c->b, 0);
+	pthread_barrier_wait(c->bar);
+	return NULL;
+}
+
 /* Signal bookkeeping for the signal commands. */
 static volatile long nsig, handler_calls;
 static ut_fn sig_fn;
@@ -533,6 +552,45 @@ static void run(char *line)
 		for (t = 0; t < nt; t++) {
 			pthread_join(th[t], NULL);
 			sum += jobs[t].last;
+		}
+		pthread_barrier_destroy(&bar);
+		printf("ok %ld\n", sum);
+	} else if (!strcmp(argv[0], "crowd") && argc >= 3) {
+		/*
+		 * crowd FN T [A B]: T threads (up to 512) call FN once each,
+		 * then meet at a barrier; reply the sum of their results.
+		 */
+		long t, nt = parse(argv[2]), sum = 0, started;
+		static pthread_t th[512];
+		static struct crowd cr[512];
+		pthread_barrier_t bar;
+		pthread_attr_t attr;
+
+		fn = lookup(argv[1]);
+		if (!fn || nt < 1 || nt > 512) {
+			printf("err bad crowd\n");
+			return;
+		}
+		pthread_attr_init(&attr);
+		pthread_attr_setstacksize(&attr, 64 * 1024);
+		pthread_barrier_init(&bar, NULL, nt);
+		for (started = 0; started < nt; started++) {
+			cr[started] = (struct crowd){ fn, parse(argv[3]),
+						      parse(argv[4]), 0, &bar };
+			if (pthread_create(&th[started], &attr, crowd_run,
+					   &cr[started]))
+				break;
+		}
+		pthread_attr_destroy(&attr);
+		if (started < nt) {
+			/* Cannot happen short of memory; do not leave them waiting. */
+			printf("err pthread_create %ld of %ld\n", started, nt);
+			fflush(stdout);
+			_exit(1);
+		}
+		for (t = 0; t < nt; t++) {
+			pthread_join(th[t], NULL);
+			sum += cr[t].last;
 		}
 		pthread_barrier_destroy(&bar);
 		printf("ok %ld\n", sum);
