@@ -8,9 +8,10 @@
  *  - arch_uprobe_skip_sstep(): if the plan made by uprobe_x86_analyze()
  *    says the instruction is emulated, do it on pt_regs and the user stack
  *    and return to user space past it.  If the emulation would fault (a
- *    push onto an unmapped page, a ret from an unreadable stack), undo
- *    nothing because nothing was done yet, and let the core step the
- *    out-of-line form instead, so the real instruction takes the fault.
+ *    push onto an unmapped page, a ret from an unreadable stack, a mov
+ *    from a bad pointer), undo nothing because nothing was done yet, and
+ *    let the core step the out-of-line form instead, so the real
+ *    instruction takes the fault.
  *
  *  - arch_uprobe_pre_xol() / arch_uprobe_post_xol(): run the copy in the
  *    task's XOL slot under TF (or, for rep string instructions, up to an
@@ -43,6 +44,7 @@
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
 #include <asm/debugreg.h>
+#include <asm/fsgsbase.h>
 #include <asm/insn.h>
 
 #include "uprobes_insn.h"
@@ -125,6 +127,68 @@ static void uprobe_x86_report_step(struct pt_regs *regs, bool was_blockstep,
 	send_sigtrap(regs, 0, TRAP_TRACE);
 }
 
+#ifdef CONFIG_X86_64
+/*
+ * A load or store of a general register (UPROBE_EMUL_MOV_MEM), done with
+ * one user access of the operand's size, as the instruction does it.
+ * False, with nothing done, whenever the instruction itself must run: the
+ * access would fault (the step then delivers the fault from the
+ * instruction), a hardware breakpoint is armed (a watchpoint must see the
+ * access made from user mode), or alignment checking is on for a
+ * misaligned operand (#AC is raised in user mode only).
+ */
+static bool uprobe_x86_mov_mem(const struct uprobe_x86_op *op,
+			       struct pt_regs *regs, unsigned long next)
+{
+	unsigned long *reg = uprobe_x86_gpr(regs, op->reg);
+	unsigned long addr = 0;
+
+	if (this_cpu_read(cpu_dr7) & DR_GLOBAL_ENABLE_MASK)
+		return false;
+	if (op->base == UPROBE_X86_RIP)
+		addr = next;
+	else if (op->base != UPROBE_X86_NO_REG)
+		addr = *uprobe_x86_gpr(regs, op->base);
+	if (op->index != UPROBE_X86_NO_REG)
+		addr += *uprobe_x86_gpr(regs, op->index) << op->scale;
+	addr += (long)op->imm;
+	if (op->seg == UPROBE_X86_SEG_FS)
+		addr += x86_fsbase_read_task(current);
+	else if (op->seg == UPROBE_X86_SEG_GS)
+		addr += x86_gsbase_read_task(current);
+	if ((regs->flags & X86_EFLAGS_AC) && (addr & (op->size - 1)))
+		return false;
+
+	if (op->size == 8) {
+		u64 __user *p = (u64 __user *)addr;
+		u64 v;
+
+		if (op->store)
+			return !put_user((u64)*reg, p);
+		if (get_user(v, p))
+			return false;
+		*reg = v;
+	} else {
+		u32 __user *p = (u32 __user *)addr;
+		u32 v;
+
+		if (op->store)
+			return !put_user((u32)*reg, p);
+		if (get_user(v, p))
+			return false;
+		/* A 32-bit destination is zero-extended. */
+		*reg = v;
+	}
+	return true;
+}
+#else
+static bool uprobe_x86_mov_mem(const struct uprobe_x86_op *op,
+			       struct pt_regs *regs, unsigned long next)
+{
+	return false;	/* never planned for 32-bit code */
+}
+#endif
+
 /* Emulate @op at regs->ip; false if it would fault and nothing was done. */
 static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 			       struct pt_regs *regs)
@@ -191,6 +255,10 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 	case UPROBE_EMUL_LEA_RIP:
 		val = next + op->imm;
 		*uprobe_x86_gpr(regs, op->reg) = op->size == 8 ? val : (u32)val;
+		break;
+	case UPROBE_EMUL_MOV_MEM:
+		if (!uprobe_x86_mov_mem(op, regs, next))
+			return false;
 		break;
 	default:
 		return false;

@@ -43,7 +43,8 @@
  *    - loop/jrcxz with an address-size prefix (the counter would be ecx).
  *
  * 3. Emulated (no single-step): the common instructions of function
- *    prologues and branches, listed in enum uprobe_x86_emul.
+ *    prologues and branches, and 32/64-bit mov between a register and
+ *    memory in 64-bit code, listed in enum uprobe_x86_emul.
  *
  * 4. Everything else runs out of line.  A rip-relative operand is
  *    rewritten to [scratch + disp32], the scratch register being one the
@@ -253,13 +254,65 @@ static int classify_push_pop(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind
 	return emulate(c, kind);
 }
 
-/* mov r/m, reg (89) and mov reg, r/m (8b), register forms, 32/64-bit. */
+/*
+ * A load or store between a general register and memory (89/8b with a
+ * memory operand), taken apart into base, index, scale, displacement and
+ * segment so that the hit computes the address without decoding again.
+ * Emulated in 64-bit code only, where only fs and gs have a base: a
+ * compat task may have set up segments with bases of its own in its LDT.
+ * An address-size prefix (67) is left to the CPU too.  The out-of-line
+ * form stays valid: a load or store that would fault is stepped instead,
+ * so the program gets the fault from the instruction itself.
+ */
+static int classify_mov_mem(struct uprobe_x86_ctx *c)
+{
+	struct insn *insn = &c->insn;
+	bool fs = has_prefix(insn, 0x64), gs = has_prefix(insn, 0x65);
+	u8 rex = rex_byte(insn), sib = insn->sib.value;
+	struct uprobe_x86_op *op = c->op;
+	int err = xol(c, UPROBE_FIX_IP);
+
+	if (err || !c->is64 || has_prefix(insn, 0x67) || (fs && gs))
+		return err;
+
+	op->index = UPROBE_X86_NO_REG;
+	op->scale = 0;
+	if (insn_rip_relative(insn)) {
+		op->base = UPROBE_X86_RIP;
+	} else if (insn->sib.nbytes) {
+		op->base = X86_SIB_BASE(sib) | (X86_REX_B(rex) ? 8 : 0);
+		/* Base 101 with mod 00: no base, a 32-bit displacement. */
+		if (X86_SIB_BASE(sib) == 5 && c->mod == 0)
+			op->base = UPROBE_X86_NO_REG;
+		/* Index 100 means none, unless REX.X makes it r12. */
+		op->index = X86_SIB_INDEX(sib) | (X86_REX_X(rex) ? 8 : 0);
+		if (op->index == UPROBE_X86_SP)
+			op->index = UPROBE_X86_NO_REG;
+		op->scale = X86_SIB_SCALE(sib);
+	} else {
+		op->base = c->rm;
+	}
+	op->seg = fs ? UPROBE_X86_SEG_FS : gs ? UPROBE_X86_SEG_GS :
+		  UPROBE_X86_SEG_NONE;
+	op->store = c->opc == 0x89;
+	op->reg = c->reg;
+	op->size = insn->opnd_bytes;
+	op->imm = insn->displacement.value;
+	return emulate(c, UPROBE_EMUL_MOV_MEM);
+}
+
+/*
+ * mov r/m, reg (89) and mov reg, r/m (8b), 32/64-bit: between registers,
+ * or to and from memory.
+ */
 static int classify_mov(struct uprobe_x86_ctx *c)
 {
 	unsigned int size = c->insn.opnd_bytes;
 
-	if (c->mod != 3 || (size != 4 && size != 8))
+	if (size != 4 && size != 8)
 		return xol(c, UPROBE_FIX_IP);
+	if (c->mod != 3)
+		return classify_mov_mem(c);
 	c->op->size = size;
 	c->op->reg = c->opc == 0x89 ? c->rm : c->reg;
 	c->op->src = c->opc == 0x89 ? c->reg : c->rm;
@@ -633,7 +686,8 @@ int uprobe_x86_analyze(const u8 *bytes, bool is64, struct uprobe_x86_op *op,
 
 	/*
 	 * A lock prefix makes the CPU raise #UD on everything we emulate
-	 * (none of it writes memory through ModRM): let the CPU say so.
+	 * (mov is not lockable and nothing else writes memory through
+	 * ModRM): refuse rather than emulate what the CPU would not run.
 	 */
 	if (!err && op->emul != UPROBE_EMUL_NONE &&
 	    has_prefix(&c.insn, 0xf0))

@@ -44,6 +44,8 @@ typedef u8 uprobe_opcode_t;
  * @UPROBE_EMUL_MOV: mov between general registers (32 or 64 bits)
  * @UPROBE_EMUL_ALU_SP: add or sub of an immediate to/from the stack pointer
  * @UPROBE_EMUL_LEA_RIP: lea of a rip-relative address
+ * @UPROBE_EMUL_MOV_MEM: a 32- or 64-bit load into, or store from, a general
+ *	register (mov 8b/89 with a memory operand), in 64-bit code only
  */
 enum uprobe_x86_emul {
 	UPROBE_EMUL_NONE,
@@ -58,7 +60,17 @@ enum uprobe_x86_emul {
 	UPROBE_EMUL_MOV,
 	UPROBE_EMUL_ALU_SP,
 	UPROBE_EMUL_LEA_RIP,
+	UPROBE_EMUL_MOV_MEM,
 };
+
+/* &uprobe_x86_op.base and .index when they are not a general register. */
+#define UPROBE_X86_NO_REG		0xff
+#define UPROBE_X86_RIP			0xfe
+
+/* &uprobe_x86_op.seg: the segment override of a memory operand. */
+#define UPROBE_X86_SEG_NONE		0
+#define UPROBE_X86_SEG_FS		1
+#define UPROBE_X86_SEG_GS		2
 
 /*
  * What post_xol must repair after the out-of-line copy ran.
@@ -94,14 +106,21 @@ enum uprobe_x86_emul {
  * @emul: &enum uprobe_x86_emul
  * @fix: UPROBE_FIX_* bits for the out-of-line form
  * @cc: condition code (jcc) or loop variant (loop)
- * @reg: register operand: pushed, popped, destination of mov/lea (0..15)
+ * @reg: register operand: pushed, popped, destination of mov/lea (0..15),
+ *	or loaded or stored by a memory mov
  * @src: source register of mov
  * @size: operand size in bytes (mov, lea, push, pop, add/sub)
  * @scratch: register standing in for rip in the out-of-line copy
  * @sub: add/sub to the stack pointer is a subtraction
  * @xol_len: length of the out-of-line copy in &arch_uprobe.ixol
- * @imm: branch displacement, lea displacement, stack adjustment or the
- *	imm16 of "ret imm16"
+ * @base: memory mov: base register, %UPROBE_X86_RIP or %UPROBE_X86_NO_REG
+ * @index: memory mov: index register or %UPROBE_X86_NO_REG
+ * @scale: memory mov: the index is shifted left by this
+ * @seg: memory mov: %UPROBE_X86_SEG_NONE, %UPROBE_X86_SEG_FS or
+ *	%UPROBE_X86_SEG_GS
+ * @store: memory mov: writes @reg to memory (else loads it)
+ * @imm: branch displacement, lea or memory mov displacement, stack
+ *	adjustment or the imm16 of "ret imm16"
  */
 struct uprobe_x86_op {
 	u8	len;
@@ -115,6 +134,11 @@ struct uprobe_x86_op {
 	u8	scratch;
 	u8	sub;
 	u8	xol_len;
+	u8	base;
+	u8	index;
+	u8	scale;
+	u8	seg;
+	u8	store;
 	s32	imm;
 };
 

@@ -41,6 +41,7 @@ unsigned short ust_tick_semaphore __attribute__((section(".probes"), used));
 
 /* A constant the RIP-relative function adds, and data read with @+OFF. */
 const long ut_rodata = 0x1234;
+const long ut_table[16] = { 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
 volatile unsigned int ut_counter = 0xc0ffee;
 
 /*
@@ -135,6 +136,49 @@ asm("	.text\n"
 "ut_load_end:\n"
 "	ret\n"
 "	.size ut_load, .-ut_load\n"
+/* The stack canary, loaded %fs-relative. a, when the load was right. */
+"	.p2align 4\n"
+"	.globl ut_fscheck\n"
+"	.type ut_fscheck, @function\n"
+"ut_fscheck:\n"
+"	mov %fs:0x28, %rax\n"
+"	xor %fs:0x28, %rax\n"
+"	add %rdi, %rax\n"
+"	ret\n"
+"	.size ut_fscheck, .-ut_fscheck\n"
+/* A store below the stack pointer, read back. a + 1 */
+"	.p2align 4\n"
+"	.globl ut_store\n"
+"	.type ut_store, @function\n"
+"ut_store:\n"
+"	mov %rdi, -0x10(%rsp)\n"
+"	mov -0x10(%rsp), %rax\n"
+"	add $1, %rax\n"
+"	ret\n"
+"	.size ut_store, .-ut_store\n"
+/* A load with base, index and scale (probed at ut_index_mov). 10 + a + 1 */
+"	.p2align 4\n"
+"	.globl ut_index\n"
+"	.type ut_index, @function\n"
+"ut_index:\n"
+"	lea ut_table(%rip), %rsi\n"
+"	.globl ut_index_mov\n"
+"ut_index_mov:\n"
+"	mov 0x8(%rsi,%rdi,8), %rax\n"
+"	ret\n"
+"	.size ut_index, .-ut_index\n"
+/* A 32-bit load clears the upper half of its register. a + 0x1234 */
+"	.p2align 4\n"
+"	.globl ut_load32\n"
+"	.type ut_load32, @function\n"
+"ut_load32:\n"
+"	mov $-1, %rax\n"
+"	.globl ut_load32_mov\n"
+"ut_load32_mov:\n"
+"	mov ut_rodata(%rip), %eax\n"
+"	add %rdi, %rax\n"
+"	ret\n"
+"	.size ut_load32, .-ut_load32\n"
 /* An int3 of the program's own. a + 4 after the SIGTRAP handler returns. */
 "	.p2align 4\n"
 "	.globl ut_int3\n"
@@ -195,6 +239,10 @@ long ut_callrel(long a);
 long ut_jmp(long a);
 long ut_jcc(long a);
 long ut_load(long p);
+long ut_fscheck(long a);
+long ut_store(long a);
+long ut_index(long a);
+long ut_load32(long a);
 long ut_int3(long a);
 long ut_syscall(void);
 long ut_far(long a);
@@ -349,6 +397,8 @@ static struct fn fns[] = {
 	{ "ut_lea", ut_lea }, { "ut_nop", ut_nop }, { "ut_push", ut_push },
 	{ "ut_riprel", ut_riprel }, { "ut_callrel", ut_callrel },
 	{ "ut_jmp", ut_jmp }, { "ut_jcc", ut_jcc }, { "ut_load", ut_load },
+	{ "ut_fscheck", ut_fscheck }, { "ut_store", ut_store },
+	{ "ut_index", ut_index }, { "ut_load32", ut_load32 },
 	{ "ut_int3", ut_int3 }, { "ut_syscall", ut_syscall },
 	{ "ut_far", ut_far }, { "ut_args", ut_args }, { "ut_fib", ut_fib },
 	{ "ut_depth", ut_depth }, { "ut_plain", ut_plain },
