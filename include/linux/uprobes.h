@@ -186,6 +186,9 @@ int uprobe_apply(struct inode *inode, loff_t offset,
 		 struct uprobe_consumer *uc, bool add);
 void uprobe_unregister(struct inode *inode, loff_t offset,
 		       struct uprobe_consumer *uc);
+void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
+			      struct uprobe_consumer *uc);
+void uprobe_unregister_sync(void);
 
 /* The core, called by mm, fork, exec/exit, signals and traps. */
 void uprobes_init(void);
@@ -235,6 +238,15 @@ static inline int uprobe_apply(struct inode *inode, loff_t offset,
 
 static inline void uprobe_unregister(struct inode *inode, loff_t offset,
 				     struct uprobe_consumer *uc)
+{
+}
+
+static inline void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
+					    struct uprobe_consumer *uc)
+{
+}
+
+static inline void uprobe_unregister_sync(void)
 {
 }
 

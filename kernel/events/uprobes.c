@@ -491,6 +491,11 @@ int uprobe_register_refctr(struct inode *inode, loff_t offset,
 	ret = uprobe_check_target(inode, offset, ref_ctr_offset);
 	if (ret)
 		return ret;
+	/*
+	 * A reader still on @uc from an unregister without waiting would
+	 * follow its new ->next into the list again: let such readers go.
+	 */
+	uprobe_unregister_sync();
 retry:
 	uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset);
 	if (IS_ERR(uprobe))
@@ -573,22 +578,36 @@ int uprobe_apply(struct inode *inode, loff_t offset,
 	return ret;
 }
 
+/*
+ * The grace period that covers every uprobe_unregister_nosync() so far,
+ * started by the latest of them.  Cookies of one SRCU domain only grow
+ * (modulo wrap), so keeping the newest one is enough.
+ */
+static DEFINE_SPINLOCK(unreg_cookie_lock);
+static unsigned long unreg_cookie;
+static bool unreg_pending;
+
 /**
- * uprobe_unregister - remove a consumer from the probe at @inode:@offset
+ * uprobe_unregister_nosync - remove a consumer, without waiting for its
+ *	handlers
  * @inode: the file
  * @offset: the probe's offset
  * @uc: the consumer
  *
- * The breakpoint leaves every mm where no remaining consumer wants it (all
- * of them when @uc was the last).
+ * As uprobe_unregister(), except that a handler of @uc that was already
+ * running may still be running, or about to start, when this returns; an
+ * SRCU grace period is started in the background.  The caller must call
+ * uprobe_unregister_sync() before it frees @uc or anything its handlers
+ * use.  (Registering @uc again waits by itself.)  This lets a caller that
+ * disables many probes pay for one grace period, not one each.
  *
  * Context: process context, may sleep; no uprobes lock may be held.
- * When this returns no handler of @uc runs any more, so @uc may be freed.
  */
-void uprobe_unregister(struct inode *inode, loff_t offset,
-		       struct uprobe_consumer *uc)
+void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
+			      struct uprobe_consumer *uc)
 {
 	struct uprobe *uprobe;
+	unsigned long cookie;
 	bool found;
 
 	uprobe = uprobe_find(inode, offset);
@@ -605,6 +624,55 @@ void uprobe_unregister(struct inode *inode, loff_t offset,
 	put_uprobe(uprobe);
 	WARN_ON_ONCE(!found);
 
+	cookie = start_poll_synchronize_srcu(&uprobes_srcu);
+	spin_lock(&unreg_cookie_lock);
+	if (!unreg_pending || ULONG_CMP_LT(unreg_cookie, cookie))
+		unreg_cookie = cookie;
+	unreg_pending = true;
+	spin_unlock(&unreg_cookie_lock);
+}
+EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
+
+/**
+ * uprobe_unregister_sync - wait for the handlers of every consumer removed
+ *	by uprobe_unregister_nosync()
+ *
+ * Returns at once when the grace period started by the latest of them is
+ * over already.
+ *
+ * Context: process context, may sleep.
+ */
+void uprobe_unregister_sync(void)
+{
+	unsigned long cookie;
+	bool pending;
+
+	spin_lock(&unreg_cookie_lock);
+	pending = unreg_pending;
+	cookie = unreg_cookie;
+	spin_unlock(&unreg_cookie_lock);
+
+	if (pending && !poll_state_synchronize_srcu(&uprobes_srcu, cookie))
+		uprobe_wait_handlers();
+}
+EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
+
+/**
+ * uprobe_unregister - remove a consumer from the probe at @inode:@offset
+ * @inode: the file
+ * @offset: the probe's offset
+ * @uc: the consumer
+ *
+ * The breakpoint leaves every mm where no remaining consumer wants it (all
+ * of them when @uc was the last).
+ *
+ * Context: process context, may sleep; no uprobes lock may be held.
+ * When this returns no handler of @uc runs any more, so @uc may be freed.
+ */
+void uprobe_unregister(struct inode *inode, loff_t offset,
+		       struct uprobe_consumer *uc)
+{
+	uprobe_unregister_nosync(inode, offset, uc);
 	uprobe_wait_handlers();
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister);

@@ -29,9 +29,12 @@
  * additionally covers parsing, for the error log.  The hit path takes
  * neither: it runs in the probed task, may sleep while it reads user
  * memory, reads the event flags with acquire semantics and walks the
- * tracefs links under RCU.  uprobe_unregister() does not return while a
- * handler of that consumer runs, which is what lets a probe be freed right
- * after it.
+ * tracefs links under RCU.  When the last user lets go of an event, its
+ * consumers are unregistered without waiting for running handlers
+ * (uprobe_unregister_nosync()); the wait comes before the event or a
+ * probe point is freed (see unregister_all_consumers()), so that disabling
+ * a whole group, or closing many perf events, does not pay a grace period
+ * per event.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
@@ -138,6 +141,8 @@ void trace_uprobe_free(struct trace_uprobe *tu)
 		return;
 
 	WARN_ON_ONCE(tu->registered);
+	/* A handler left running by a disable without waiting. */
+	uprobe_unregister_sync();
 	path_put(&tu->path);
 	trace_probe_cleanup(&tu->tp);
 	kfree(tu->filename);
@@ -239,13 +244,28 @@ static int trace_uprobe_register_consumer(struct trace_uprobe *tu)
 	return ret;
 }
 
-static void trace_uprobe_unregister_consumer(struct trace_uprobe *tu)
+/*
+ * Without @wait, a handler of @tu may still run after this returns: see
+ * unregister_all_consumers() for who may do that.
+ */
+static void __trace_uprobe_unregister_consumer(struct trace_uprobe *tu,
+					       bool wait)
 {
 	if (!tu->registered)
 		return;
 
-	uprobe_unregister(trace_uprobe_inode(tu), tu->offset, &tu->consumer);
+	if (wait)
+		uprobe_unregister(trace_uprobe_inode(tu), tu->offset,
+				  &tu->consumer);
+	else
+		uprobe_unregister_nosync(trace_uprobe_inode(tu), tu->offset,
+					 &tu->consumer);
 	tu->registered = false;
+}
+
+static void trace_uprobe_unregister_consumer(struct trace_uprobe *tu)
+{
+	__trace_uprobe_unregister_consumer(tu, true);
 }
 
 /*
@@ -273,12 +293,25 @@ undo:
 	return ret;
 }
 
+/*
+ * Unregister every probe point of an event, without waiting for handlers
+ * already running: a group of many events is then disabled without a
+ * grace period per event.  Such a late handler records nothing and
+ * touches nothing that is freed before the wait:
+ *  - it finds no tracefs link (they are unlinked under RCU, and the trace
+ *    buffers they lead to are freed only after an RCU grace period);
+ *  - it writes to perf only after seeing TP_FLAG_PROFILE with preemption
+ *    off, and perf frees its per-CPU lists and buffers after clearing the
+ *    flag (TRACE_REG_PERF_UNREGISTER) and an RCU grace period;
+ *  - the trace_uprobe and its event stay until trace_uprobe_release() or
+ *    trace_uprobe_free(), which wait for it (uprobe_unregister_sync()).
+ */
 static void unregister_all_consumers(struct trace_probe *tp)
 {
 	struct trace_uprobe *tu;
 
 	for_each_sibling(tu, tp)
-		trace_uprobe_unregister_consumer(tu);
+		__trace_uprobe_unregister_consumer(tu, false);
 }
 
 /**
@@ -779,6 +812,8 @@ static int trace_uprobe_release(struct dyn_event *ev)
 		if (trace_probe_is_enabled(&tu->tp) ||
 		    trace_event_dyn_busy(call))
 			return -EBUSY;
+		/* The event's files go next; no late handler may use them. */
+		uprobe_unregister_sync();
 		ret = trace_probe_unregister_event_call(&tu->tp);
 		if (ret)
 			return ret;
