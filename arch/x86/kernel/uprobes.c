@@ -256,6 +256,11 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 		val = next + op->imm;
 		*uprobe_x86_gpr(regs, op->reg) = op->size == 8 ? val : (u32)val;
 		break;
+	case UPROBE_EMUL_MOV_IMM:
+		/* Sign-extended to 64 bits, zero-extended from 32. */
+		val = (long)op->imm;
+		*uprobe_x86_gpr(regs, op->reg) = op->size == 8 ? val : (u32)val;
+		break;
 	case UPROBE_EMUL_MOV_MEM:
 		if (!uprobe_x86_mov_mem(op, regs, next))
 			return false;

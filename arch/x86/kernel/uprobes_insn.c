@@ -43,8 +43,9 @@
  *    - loop/jrcxz with an address-size prefix (the counter would be ecx).
  *
  * 3. Emulated (no single-step): the common instructions of function
- *    prologues and branches, and 32/64-bit mov between a register and
- *    memory in 64-bit code, listed in enum uprobe_x86_emul.
+ *    prologues and branches, mov of an immediate to a register, and
+ *    32/64-bit mov between a register and memory in 64-bit code, listed
+ *    in enum uprobe_x86_emul.
  *
  * 4. Everything else runs out of line.  A rip-relative operand is
  *    rewritten to [scratch + disp32], the scratch register being one the
@@ -320,6 +321,33 @@ static int classify_mov(struct uprobe_x86_ctx *c)
 	return emulate(c, UPROBE_EMUL_MOV);
 }
 
+/*
+ * mov $imm, reg: b8+r (imm32, or imm64 with REX.W) and c7 /0 with a
+ * register operand (imm32, sign-extended with REX.W).  A 64-bit immediate
+ * is emulated when it is the sign extension of its low half, which is
+ * what compilers emit it for only when it is not; 16-bit forms are left
+ * to the CPU.
+ */
+static int classify_mov_imm(struct uprobe_x86_ctx *c)
+{
+	struct insn *insn = &c->insn;
+	unsigned int size = insn->opnd_bytes;
+	s32 lo = insn->immediate1.value;
+
+	if (size != 4 && size != 8)
+		return xol(c, UPROBE_FIX_IP);
+	if (insn->immediate2.nbytes && insn->immediate2.value != (lo < 0 ? -1 : 0))
+		return xol(c, UPROBE_FIX_IP);
+	if (c->opc == 0xc7)
+		c->op->reg = c->rm;
+	else
+		c->op->reg = (c->opc & 7) | (X86_REX_B(rex_byte(insn)) ? 8 : 0);
+	c->op->size = size;
+	c->op->imm = lo;
+	c->op->fix = UPROBE_FIX_IP;
+	return emulate(c, UPROBE_EMUL_MOV_IMM);
+}
+
 /* add/sub $imm, %rsp (or %esp in a compat task): prologues and epilogues. */
 static int classify_group1(struct uprobe_x86_ctx *c)
 {
@@ -453,11 +481,15 @@ static int classify_one_byte(struct uprobe_x86_ctx *c)
 		c->op->imm = opc == 0xc2 ? c->insn.immediate.value & 0xffff : 0;
 		c->op->fix = 0;
 		return emulate(c, UPROBE_EMUL_RET);
+	case 0xb8 ... 0xbf:
+		return classify_mov_imm(c);
 	case 0xc6: case 0xc7:
 		if (c->modrm == 0xf8)
 			return refuse(c, "transactional memory (xabort/xbegin)");
 		if (X86_MODRM_REG(c->modrm))
 			return refuse(c, "undefined opcode");
+		if (opc == 0xc7 && c->mod == 3)
+			return classify_mov_imm(c);
 		return xol(c, UPROBE_FIX_IP);
 	case 0xcc: case 0xcd: case 0xce: case 0xf1:
 		return refuse(c, "software interrupt or breakpoint");

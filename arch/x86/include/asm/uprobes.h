@@ -46,6 +46,7 @@ typedef u8 uprobe_opcode_t;
  * @UPROBE_EMUL_LEA_RIP: lea of a rip-relative address
  * @UPROBE_EMUL_MOV_MEM: a 32- or 64-bit load into, or store from, a general
  *	register (mov 8b/89 with a memory operand), in 64-bit code only
+ * @UPROBE_EMUL_MOV_IMM: mov of an immediate to a 32- or 64-bit register
  */
 enum uprobe_x86_emul {
 	UPROBE_EMUL_NONE,
@@ -61,6 +62,7 @@ enum uprobe_x86_emul {
 	UPROBE_EMUL_ALU_SP,
 	UPROBE_EMUL_LEA_RIP,
 	UPROBE_EMUL_MOV_MEM,
+	UPROBE_EMUL_MOV_IMM,
 };
 
 /* &uprobe_x86_op.base and .index when they are not a general register. */
@@ -120,7 +122,7 @@ enum uprobe_x86_emul {
  *	%UPROBE_X86_SEG_GS
  * @store: memory mov: writes @reg to memory (else loads it)
  * @imm: branch displacement, lea or memory mov displacement, stack
- *	adjustment or the imm16 of "ret imm16"
+ *	adjustment, the imm16 of "ret imm16" or the immediate of mov $imm
  */
 struct uprobe_x86_op {
 	u8	len;

@@ -308,10 +308,11 @@ TEST_F(basic, rip_relative_load_reads_right_data)
 /*
  * Probes on instructions the kernel may emulate rather than step: one-
  * and multi-byte nop, push, call rel32, jmp rel8, a taken and an untaken
- * je, and loads and stores between a register and memory (%fs-relative,
+ * je, loads and stores between a register and memory (%fs-relative,
  * below the stack pointer, base + index * scale, a rip-relative 32-bit
- * load that must clear the register's upper half).  Every function must
- * compute what it computes unprobed.
+ * load that must clear the register's upper half), and mov of an
+ * immediate (32-bit: zero-extended; to a 64-bit register: sign-extended).
+ * Every function must compute what it computes unprobed.
  */
 TEST_F(basic, emulated_instructions_keep_their_effect)
 {
@@ -331,6 +332,8 @@ TEST_F(basic, emulated_instructions_keep_their_effect)
 		{ "ut_store", "ut_store", 0, 41, 42 },
 		{ "ut_index", "ut_index_mov", 0, 3, 14 },
 		{ "ut_load32", "ut_load32_mov", 0, 5, 0x1234 + 5 },
+		{ "ut_movimm", "ut_movimm_32", 0, 6, 0x1234 + 6 },
+		{ "ut_movneg", "ut_movneg", 0, 7, 2 },
 	};
 	struct ut_target *t;
 	char r[256];

@@ -179,6 +179,27 @@ asm("	.text\n"
 "	add %rdi, %rax\n"
 "	ret\n"
 "	.size ut_load32, .-ut_load32\n"
+/* mov $imm32 clears the upper half (probed at ut_movimm_32). a + 0x1234 */
+"	.p2align 4\n"
+"	.globl ut_movimm\n"
+"	.type ut_movimm, @function\n"
+"ut_movimm:\n"
+"	mov $-1, %rax\n"
+"	.globl ut_movimm_32\n"
+"ut_movimm_32:\n"
+"	mov $0x1234, %eax\n"
+"	add %rdi, %rax\n"
+"	ret\n"
+"	.size ut_movimm, .-ut_movimm\n"
+/* mov $imm32 to a 64-bit register is sign-extended. a - 5 */
+"	.p2align 4\n"
+"	.globl ut_movneg\n"
+"	.type ut_movneg, @function\n"
+"ut_movneg:\n"
+"	mov $-5, %rax\n"
+"	add %rdi, %rax\n"
+"	ret\n"
+"	.size ut_movneg, .-ut_movneg\n"
 /* An int3 of the program's own. a + 4 after the SIGTRAP handler returns. */
 "	.p2align 4\n"
 "	.globl ut_int3\n"
@@ -243,6 +264,8 @@ long ut_fscheck(long a);
 long ut_store(long a);
 long ut_index(long a);
 long ut_load32(long a);
+long ut_movimm(long a);
+long ut_movneg(long a);
 long ut_int3(long a);
 long ut_syscall(void);
 long ut_far(long a);
@@ -399,6 +422,7 @@ static struct fn fns[] = {
 	{ "ut_jmp", ut_jmp }, { "ut_jcc", ut_jcc }, { "ut_load", ut_load },
 	{ "ut_fscheck", ut_fscheck }, { "ut_store", ut_store },
 	{ "ut_index", ut_index }, { "ut_load32", ut_load32 },
+	{ "ut_movimm", ut_movimm }, { "ut_movneg", ut_movneg },
 	{ "ut_int3", ut_int3 }, { "ut_syscall", ut_syscall },
 	{ "ut_far", ut_far }, { "ut_args", ut_args }, { "ut_fib", ut_fib },
 	{ "ut_depth", ut_depth }, { "ut_plain", ut_plain },
