@@ -96,6 +96,8 @@ enum uprobe_task_state {
  *	for one step only (see start_step() in kernel/events/uprobes_hit.c).
  * @return_instances: pending return probes, most recent first.
  * @depth: length of @return_instances.
+ * @ri_cache: freed return instances kept for the thread's next returns.
+ * @ri_cached: length of @ri_cache.
  */
 struct uprobe_task {
 	enum uprobe_task_state		state;
@@ -107,6 +109,8 @@ struct uprobe_task {
 	unsigned int			xol_slot;
 	unsigned int			depth;
 	struct return_instance		*return_instances;
+	struct return_instance		*ri_cache;
+	unsigned int			ri_cached;
 };
 
 /* Context in which arch_uretprobe_is_alive() is asked about a frame. */

@@ -32,7 +32,9 @@
  * At most MAX_URETPROBE_DEPTH instances are pending per thread; deeper
  * calls are not hijacked, and counted in uprobes_dropped_returns.
  *
- * Memory: 48 bytes (kmalloc-64) per pending return on x86_64.
+ * Memory: 48 bytes (kmalloc-64) per pending return on x86_64; a thread
+ * keeps up to RI_CACHE_MAX freed ones for its next returns, so that a hit
+ * of a return probe normally allocates nothing.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -45,6 +47,44 @@
 #include "uprobes_internal.h"
 
 atomic_long_t uprobes_dropped_returns = ATOMIC_LONG_INIT(0);
+
+/* Freed return instances a thread keeps for reuse. */
+#define RI_CACHE_MAX	4
+
+static struct return_instance *ri_alloc(struct uprobe_task *utask)
+{
+	struct return_instance *ri = utask->ri_cache;
+
+	if (!ri)
+		return kmalloc(sizeof(*ri), GFP_KERNEL);
+	utask->ri_cache = ri->next;
+	utask->ri_cached--;
+	return ri;
+}
+
+static void ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
+{
+	if (utask->ri_cached >= RI_CACHE_MAX) {
+		kfree(ri);
+		return;
+	}
+	ri->next = utask->ri_cache;
+	utask->ri_cache = ri;
+	utask->ri_cached++;
+}
+
+/* Drop a list of instances and their probe references, keeping memory. */
+static void ri_recycle_list(struct uprobe_task *utask,
+			    struct return_instance *ri)
+{
+	while (ri) {
+		struct return_instance *next = ri->next;
+
+		put_uprobe(ri->uprobe);
+		ri_recycle(utask, ri);
+		ri = next;
+	}
+}
 
 struct alive_check {
 	enum rp_check		ctx;
@@ -131,7 +171,7 @@ static void drop_dead(struct uprobe_task *utask, enum rp_check ctx,
 {
 	struct alive_check c = { .ctx = ctx, .regs = regs };
 
-	ri_free_list(ri_pop_dead(utask, ri_alive, &c), true);
+	ri_recycle_list(utask, ri_pop_dead(utask, ri_alive, &c));
 }
 
 /**
@@ -163,12 +203,12 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	if (!area)
 		return;
 	trampoline = area->vaddr;
-	ri = kmalloc(sizeof(*ri), GFP_KERNEL);
+	ri = ri_alloc(utask);
 	if (!ri)
 		return;
 	orig = arch_uretprobe_hijack_return_addr(trampoline, regs);
 	if (orig == -1) {
-		kfree(ri);
+		ri_recycle(utask, ri);
 		return;
 	}
 
@@ -179,7 +219,7 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	} else if (!utask->return_instances) {
 		pr_warn_ratelimited("pid %d: the trampoline is the return address but no return is pending\n",
 				    current->pid);
-		kfree(ri);
+		ri_recycle(utask, ri);
 		return;
 	}
 	if (chained)
@@ -229,7 +269,7 @@ void uprobe_handle_trampoline(struct pt_regs *regs)
 	for (; ri; ri = ri->next)
 		run_ret_handlers(ri, regs);
 	srcu_read_unlock(&uprobes_srcu, idx);
-	ri_free_list(dead, true);
+	ri_recycle_list(utask, dead);
 	return;
 
 sigill:
@@ -239,7 +279,7 @@ sigill:
 }
 
 /**
- * uprobe_free_returns - drop a thread's pending returns
+ * uprobe_free_returns - drop a thread's pending returns and its cache
  * @utask: its state
  */
 void uprobe_free_returns(struct uprobe_task *utask)
@@ -250,6 +290,10 @@ void uprobe_free_returns(struct uprobe_task *utask)
 	utask->return_instances = NULL;
 	utask->depth = 0;
 	ri_free_list(ri, true);
+	ri = utask->ri_cache;
+	utask->ri_cache = NULL;
+	utask->ri_cached = 0;
+	ri_free_list(ri, false);
 }
 
 /**
