@@ -640,6 +640,54 @@ static struct mm_target *collect_targets(struct uprobe *uprobe,
 }
 
 /*
+ * Install @uprobe at @vaddr of @vma where @uc's filter wants it (@uc !=
+ * NULL), or remove it if no consumer's filter wants it.  Both are
+ * idempotent, so visiting a place twice does no harm.
+ */
+static int visit_vma(struct uprobe *uprobe, struct vm_area_struct *vma,
+		     unsigned long vaddr, struct uprobe_consumer *uc)
+{
+	struct mm_struct *mm = vma->vm_mm;
+
+	if (uc) {
+		if (!uc->filter || uc->filter(uc, UPROBE_FILTER_REGISTER, mm))
+			return install_bp(uprobe, vma, vaddr);
+	} else if (!uprobe_filter_chain(uprobe, UPROBE_FILTER_UNREGISTER, mm)) {
+		remove_bp(uprobe, vma, vaddr);
+	}
+	return 0;
+}
+
+/*
+ * The address collected under i_mmap_rwsem no longer maps the probe: an
+ * mremap() moved the mapping before we locked the mm, and the mapping at
+ * the new address was linked after we looked, so it is on no list of
+ * ours.  Its pages kept their breakpoints: visit every VMA of @mm that
+ * maps the probe.
+ */
+static int visit_moved(struct uprobe *uprobe, struct mm_struct *mm,
+		       struct uprobe_consumer *uc)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+	unsigned long vaddr;
+	int ret = 0;
+
+	for_each_vma(vmi, vma) {
+		if (!vma_probeable(vma) ||
+		    file_inode(vma->vm_file) != uprobe->inode)
+			continue;
+		vaddr = offset_to_vaddr(vma, uprobe->offset);
+		if (vaddr < vma->vm_start || vaddr >= vma->vm_end)
+			continue;
+		ret = visit_vma(uprobe, vma, vaddr, uc);
+		if (ret)
+			break;
+	}
+	return ret;
+}
+
+/*
  * Visit every mm mapping @uprobe: install it where @uc's filter wants it
  * (@uc != NULL), or remove it where no consumer's filter wants it.
  */
@@ -667,19 +715,12 @@ static int walk_targets(struct uprobe *uprobe, struct uprobe_consumer *uc)
 		if (check_stable_address_space(mm))
 			goto unlock;	/* being torn down */
 		vma = vma_lookup(mm, vaddr);
-		if (!vma_maps_probe(vma, uprobe, vaddr))
-			goto unlock;	/* changed since we collected it */
-		if (uc) {
-			if (!uc->filter ||
-			    uc->filter(uc, UPROBE_FILTER_REGISTER, mm)) {
-				err = install_bp(uprobe, vma, vaddr);
-				if (err)
-					ret = err;
-			}
-		} else if (!uprobe_filter_chain(uprobe,
-						UPROBE_FILTER_UNREGISTER, mm)) {
-			remove_bp(uprobe, vma, vaddr);
-		}
+		if (vma_maps_probe(vma, uprobe, vaddr))
+			err = visit_vma(uprobe, vma, vaddr, uc);
+		else
+			err = visit_moved(uprobe, mm, uc);
+		if (err)
+			ret = err;
 unlock:
 		mmap_write_unlock(mm);
 next:

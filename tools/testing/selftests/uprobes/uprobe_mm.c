@@ -309,6 +309,39 @@ TEST_F(mm, mremap_moved_mapping_keeps_probe)
 	EXPECT_EQ(3, UT_HITS(0));
 }
 
+/*
+ * A mapping moved by mremap over and over while its probe comes and
+ * goes: every removal must find the mapping wherever it is by then, or
+ * the page keeps an int3 that no probe owns and the program dies of
+ * SIGTRAP at its next call.  The race depends on timing: a kernel with
+ * that bug may pass, one without it never fails.
+ */
+TEST_F_TIMEOUT(mm, mremap_racing_probe_toggle_leaves_no_stray_breakpoint, 120)
+{
+	const long n = 30000;
+	struct ut_target *t;
+	char r[256], want[64];
+	long off;
+	int i;
+
+	UT_SYM(off, self->lib, "shlib_lea");
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "alias 0x%lx 1", off);
+	UT_PROBE(0, 'p', self->lib, off, NULL, NULL);
+	ASSERT_EQ(0, ut_target_send(t, "remaploop %ld", n));
+	for (i = 0; i < 150; i++) {
+		UT_ENABLE(0, true);
+		UT_ENABLE(0, false);
+	}
+	ASSERT_EQ(0, ut_target_reply(t, r, sizeof(r)))
+		TH_LOG("the target died while its mapping moved");
+	/* shlib_lea(i, 1, 0) is i + 8 */
+	EXPECT_EQ(n * (n - 1) / 2 + 8 * n, ut_okval(r)) TH_LOG("reply: %s", r);
+	UT_CMD(t, r, "byte alias");
+	byte_str(want, sizeof(want), self->lib, off);
+	EXPECT_STREQ(want, r) TH_LOG("the moved mapping's byte at the probe");
+}
+
 /* A mapping moved before the probe was enabled is found at its new place. */
 TEST_F(mm, probe_enabled_after_mremap_finds_new_place)
 {

@@ -439,6 +439,24 @@ static char *alias;
 static size_t alias_len;
 static long alias_off;
 
+/* Move the alias to a fresh address (the old range is left unmapped). */
+static int alias_move(void)
+{
+	char *dst = mmap(NULL, alias_len + 65536, PROT_NONE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	void *n;
+
+	if (dst == MAP_FAILED)
+		return -1;
+	n = mremap(alias, alias_len, alias_len, MREMAP_MAYMOVE | MREMAP_FIXED,
+		   dst + 65536);
+	munmap(dst, 65536);
+	if (n == MAP_FAILED)
+		return -1;
+	alias = n;
+	return 0;
+}
+
 static void *lookup(const char *name)
 {
 	struct fn *f;
@@ -893,19 +911,25 @@ static void run(char *line)
 		printf(r ? "err %s\n" : "ok\n", strerror(errno));
 	} else if (!strcmp(argv[0], "mremap")) {
 		/* mremap: move the alias to a fresh address */
-		void *dst = mmap(NULL, alias_len + 65536, PROT_NONE,
-				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		void *n;
+		char *old = alias;
 
-		dst = (char *)dst + 65536;
-		n = mremap(alias, alias_len, alias_len,
-			   MREMAP_MAYMOVE | MREMAP_FIXED, dst);
-		if (n == MAP_FAILED) {
+		if (alias_move()) {
 			printf("err mremap %s\n", strerror(errno));
 			return;
 		}
-		printf("ok %p %p\n", alias, n);
-		alias = n;
+		printf("ok %p %p\n", old, alias);
+	} else if (!strcmp(argv[0], "remaploop") && argc >= 2) {
+		/* remaploop N: N times, move the alias, call it with (i, 1, 0) */
+		long i, n = parse(argv[1]), sum = 0;
+
+		for (i = 0; i < n; i++) {
+			if (alias_move()) {
+				printf("err mremap %s\n", strerror(errno));
+				return;
+			}
+			sum += ((ut_fn)(alias + (alias_off & 4095)))(i, 1, 0);
+		}
+		printf("ok %ld\n", sum);
 	} else if (!strcmp(argv[0], "mprotect") && argc >= 2) {
 		/* mprotect rw|rx|r: change the alias's protection */
 		int prot = !strcmp(argv[1], "rw") ? PROT_READ | PROT_WRITE :
