@@ -45,7 +45,8 @@
  *  - Consumer lists are published with release stores and read with
  *    READ_ONCE() under uprobes_srcu; uprobe_unregister() waits for an
  *    expedited SRCU grace period (with no lock held) before it returns, so
- *    no handler of the removed consumer runs after that.
+ *    no handler of the removed consumer runs after that;
+ *    uprobe_unregister_nosync() leaves that wait to its caller.
  *
  * Memory (x86_64, without lock debugging): a probe is a struct uprobe of
  * about 190 bytes (kmalloc-192 or -256, depending on the arch's struct

@@ -296,8 +296,8 @@ undo:
 /*
  * Unregister every probe point of an event, without waiting for handlers
  * already running: a group of many events is then disabled without a
- * grace period per event.  Such a late handler records nothing and
- * touches nothing that is freed before the wait:
+ * grace period per event.  Such a late handler touches nothing that is
+ * freed before the wait:
  *  - it finds no tracefs link (they are unlinked under RCU, and the trace
  *    buffers they lead to are freed only after an RCU grace period);
  *  - it writes to perf only after seeing TP_FLAG_PROFILE with preemption
