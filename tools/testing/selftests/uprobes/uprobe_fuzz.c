@@ -738,9 +738,16 @@ static void fuzz_lines(struct __test_metadata *_metadata, struct fz *z,
 		}
 		if (logged)
 			continue;
+		/*
+		 * 6.12 refuses a command of 2 KiB or more with E2BIG before
+		 * parsing it, and logs nothing (6.1's limit is 4 KiB).
+		 */
+		if (err == -E2BIG && strlen(line) >= 2047)
+			continue;
 		if (unlogged_ok(line)) {
-			EXPECT_EQ(-EINVAL, err) TH_LOG("'%.300s' refused with %s",
-						       line, strerror(-err));
+			/* 6.12 says E2BIG for too many or too long arguments. */
+			EXPECT_TRUE(err == -EINVAL || err == -E2BIG)
+				TH_LOG("'%.300s' refused with %s", line, strerror(-err));
 			continue;
 		}
 		missing++;
