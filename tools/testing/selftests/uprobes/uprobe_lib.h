@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/perf_event.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -33,6 +34,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -177,6 +179,80 @@ static inline char *ut_read(const char *file)
 
 	ut_tpath(p, sizeof(p), file);
 	return ut_slurp(p, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* The perf uprobe PMU                                                 */
+/* ------------------------------------------------------------------ */
+
+#define UT_PMU "/sys/bus/event_source/devices/uprobe"
+
+/* A number from a sysfs file, or -1. */
+static inline long ut_sysfs_num(const char *path)
+{
+	char *s = ut_slurp(path, NULL);
+	long v;
+
+	if (!s)
+		return -1;
+	v = strtol(s, NULL, 0);
+	free(s);
+	return v;
+}
+
+/* The first bit of the PMU's "config:N" or "config:N-M" field, or -1. */
+static inline int ut_pmu_format_bit(const char *field)
+{
+	char p[256], *s;
+	int bit = -1;
+
+	snprintf(p, sizeof(p), UT_PMU "/format/%s", field);
+	s = ut_slurp(p, NULL);
+	if (!s)
+		return -1;
+	if (!strncmp(s, "config:", 7))
+		bit = atoi(s + 7);
+	free(s);
+	return bit;
+}
+
+/* The PMU as its sysfs directory describes it; -1 where it says nothing. */
+struct ut_pmu {
+	int type;
+	int retprobe_bit;
+	int refctr_shift;
+};
+
+static inline void ut_pmu_init(struct ut_pmu *pmu)
+{
+	pmu->type = ut_sysfs_num(UT_PMU "/type");
+	pmu->retprobe_bit = ut_pmu_format_bit("retprobe");
+	pmu->refctr_shift = ut_pmu_format_bit("ref_ctr_offset");
+}
+
+/*
+ * Open a counting uprobe event on @path:@off for @pid/@cpu: a return probe
+ * if @ret, with the SDT semaphore at file offset @refctr if non-zero,
+ * created disabled if @disabled.  The fd, or -errno.
+ */
+static inline int ut_pmu_open(const struct ut_pmu *pmu, const char *path,
+			      long off, bool ret, long refctr, bool disabled,
+			      int pid, int cpu)
+{
+	struct perf_event_attr attr;
+	int fd;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = pmu->type;
+	attr.config = ret ? 1ULL << pmu->retprobe_bit : 0;
+	if (refctr)
+		attr.config |= (unsigned long long)refctr << pmu->refctr_shift;
+	attr.uprobe_path = (unsigned long)path;
+	attr.probe_offset = off;
+	attr.disabled = disabled;
+	fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
 }
 
 /* ------------------------------------------------------------------ */

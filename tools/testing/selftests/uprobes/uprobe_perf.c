@@ -14,64 +14,7 @@
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
 
-#define PMU "/sys/bus/event_source/devices/uprobe"
-
-/* A number from a sysfs file, or -1. */
-static long sysfs_num(const char *path)
-{
-	char *s = ut_slurp(path, NULL);
-	long v;
-
-	if (!s)
-		return -1;
-	v = strtol(s, NULL, 0);
-	free(s);
-	return v;
-}
-
-/* The first bit of a "config:N" or "config:N-M" format field, or -1. */
-static int format_bit(const char *field)
-{
-	char p[256], *s;
-	int bit = -1;
-
-	snprintf(p, sizeof(p), PMU "/format/%s", field);
-	s = ut_slurp(p, NULL);
-	if (!s)
-		return -1;
-	if (!strncmp(s, "config:", 7))
-		bit = atoi(s + 7);
-	free(s);
-	return bit;
-}
-
-struct uprobe_pmu {
-	int type;
-	int retprobe_bit;
-	int refctr_shift;
-};
-
-/*
- * Open a counting uprobe event on @path:@off for @pid/@cpu; a return
- * probe if @ret; with semaphore file offset @refctr if non-zero.
- */
-static int uprobe_open(const struct uprobe_pmu *pmu, const char *path, long off,
-		       bool ret, long refctr, int pid, int cpu)
-{
-	struct perf_event_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = pmu->type;
-	attr.config = ret ? 1ULL << pmu->retprobe_bit : 0;
-	if (refctr)
-		attr.config |= (unsigned long long)refctr << pmu->refctr_shift;
-	attr.uprobe_path = (unsigned long)path;
-	attr.probe_offset = off;
-	fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
-}
+#define PMU UT_PMU
 
 static long count(int fd)
 {
@@ -84,7 +27,7 @@ static long count(int fd)
 
 FIXTURE(perf) {
 	struct ut_ctx c;
-	struct uprobe_pmu pmu;
+	struct ut_pmu pmu;
 	char target[PATH_MAX];
 	int fd[8];
 	int nfd;
@@ -94,9 +37,7 @@ FIXTURE_SETUP(perf)
 {
 	ut_ctx_init(&self->c, "ust_perf", _metadata->name);
 	ut_path(self->target, sizeof(self->target), "uprobe_target");
-	self->pmu.type = sysfs_num(PMU "/type");
-	self->pmu.retprobe_bit = format_bit("retprobe");
-	self->pmu.refctr_shift = format_bit("ref_ctr_offset");
+	ut_pmu_init(&self->pmu);
 }
 
 FIXTURE_TEARDOWN(perf)
@@ -110,8 +51,8 @@ FIXTURE_TEARDOWN(perf)
 
 /* Open an event and keep its fd for teardown; the open must succeed. */
 #define OPEN(var, off, ret, refctr, pid, cpu) do {				\
-	(var) = uprobe_open(&self->pmu, self->target, (off), (ret), (refctr),	\
-			    (pid), (cpu));					\
+	(var) = ut_pmu_open(&self->pmu, self->target, (off), (ret), (refctr),	\
+			    false, (pid), (cpu));				\
 	ASSERT_LE(0, (var)) TH_LOG("perf_event_open(uprobe %s:0x%lx): %s",	\
 				   self->target, (long)(off), strerror(-(var)));	\
 	self->fd[self->nfd++] = (var);						\
@@ -404,7 +345,7 @@ TEST_F(perf, closing_event_restores_original_bytes)
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
-	fd = uprobe_open(&self->pmu, self->target, off, false, 0, t->pid, -1);
+	fd = ut_pmu_open(&self->pmu, self->target, off, false, 0, false, t->pid, -1);
 	ASSERT_LE(0, fd);
 	UT_CMD(t, r, "byte ut_lea");
 	EXPECT_STREQ("ok 0xcc", r);
@@ -454,7 +395,7 @@ TEST_F(perf, ref_ctr_offset_raises_semaphore_while_open)
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "sema");
 	EXPECT_STREQ("ok 0", r);
-	fd = uprobe_open(&self->pmu, self->target, pc, false, sema, t->pid, -1);
+	fd = ut_pmu_open(&self->pmu, self->target, pc, false, sema, false, t->pid, -1);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open with ref_ctr_offset: %s", strerror(-fd));
 	UT_CMD(t, r, "sema");
 	EXPECT_STREQ("ok 1", r);

@@ -37,7 +37,7 @@
 #include "uprobe_lib.h"
 
 #define GRP "ust_stress"
-#define PMU "/sys/bus/event_source/devices/uprobe"
+#define PMU UT_PMU
 
 /* Seconds of the warm-up run and of the measured run. */
 #ifndef STRESS_WARMUP_S
@@ -534,7 +534,8 @@ static int worker_main(int argc, char **argv)
 struct stress {
 	char path[PATH_MAX];
 	long off[N_SYMS];
-	int pmu_type, ret_bit, ncpu;
+	struct ut_pmu pmu;
+	int ncpu;
 	pid_t long_pid[N_LONG];
 	unsigned long stop;
 	pthread_t th[2];
@@ -643,31 +644,6 @@ static void *tracefs_thread(void *arg)
 	return NULL;
 }
 
-/* A number from a sysfs file, or -1. */
-static long sysfs_num(const char *path)
-{
-	char *txt = ut_slurp(path, NULL);
-	long v;
-
-	if (!txt)
-		return -1;
-	v = strtol(txt, NULL, 0);
-	free(txt);
-	return v;
-}
-
-/* The first bit of the PMU's "config:N" retprobe field, or -1. */
-static int retprobe_bit(void)
-{
-	char *txt = ut_slurp(PMU "/format/retprobe", NULL);
-	int bit = -1;
-
-	if (txt && !strncmp(txt, "config:", 7))
-		bit = atoi(txt + 7);
-	free(txt);
-	return bit;
-}
-
 static void p_error(struct stress *s, const char *what, int err)
 {
 	if (!s->n.p_err++)
@@ -696,9 +672,10 @@ static void *perf_thread(void *arg)
 {
 	static const int syms[] = { 1, 0, 2, 4 };	/* rec, leaf, dive, pf_only */
 	unsigned long rnd = 0xda3e39cb94b95bdbUL;
-	struct perf_event_attr attr;
 	struct stress *s = arg;
 	int fd[N_PERF], i, pid, cpu;
+	bool ret, disabled;
+	long off;
 
 	for (i = 0; i < N_PERF; i++)
 		fd[i] = -1;
@@ -708,16 +685,10 @@ static void *perf_thread(void *arg)
 			p_close(s, &fd[i]);
 			continue;
 		}
-		memset(&attr, 0, sizeof(attr));
-		attr.size = sizeof(attr);
-		attr.type = s->pmu_type;
-		if (xs(&rnd) & 1) {
-			attr.config = 1ULL << s->ret_bit;
-			s->n.p_ret++;
-		}
-		attr.uprobe_path = (unsigned long)s->path;
-		attr.probe_offset = s->off[syms[xs(&rnd) % 4]];
-		attr.disabled = xs(&rnd) & 1;
+		ret = xs(&rnd) & 1;
+		s->n.p_ret += ret;
+		off = s->off[syms[xs(&rnd) % 4]];
+		disabled = xs(&rnd) & 1;
 		if (xs(&rnd) & 1) {
 			pid = s->long_pid[xs(&rnd) % N_LONG];
 			cpu = -1;
@@ -726,12 +697,13 @@ static void *perf_thread(void *arg)
 			pid = -1;
 			cpu = xs(&rnd) % s->ncpu;
 		}
-		fd[i] = syscall(__NR_perf_event_open, &attr, pid, cpu, -1, PERF_FLAG_FD_CLOEXEC);
+		fd[i] = ut_pmu_open(&s->pmu, s->path, off, ret, 0, disabled, pid, cpu);
 		if (fd[i] < 0) {
-			p_error(s, "perf_event_open", errno);
+			p_error(s, "perf_event_open", -fd[i]);
+			fd[i] = -1;
 		} else {
 			s->n.p_open++;
-			if (attr.disabled && ioctl(fd[i], PERF_EVENT_IOC_ENABLE, 0))
+			if (disabled && ioctl(fd[i], PERF_EVENT_IOC_ENABLE, 0))
 				p_error(s, "PERF_EVENT_IOC_ENABLE", errno);
 		}
 		usleep(xs(&rnd) % 3000);
@@ -1096,10 +1068,10 @@ TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 400)
 	}
 	hash0 = ut_file_hash(s->path);
 	ASSERT_NE(0, hash0);
-	s->pmu_type = sysfs_num(PMU "/type");
-	s->ret_bit = retprobe_bit();
-	ASSERT_LE(0, s->pmu_type) TH_LOG("no uprobe PMU at " PMU);
-	ASSERT_LE(0, s->ret_bit) TH_LOG("no retprobe format bit at " PMU "/format/retprobe");
+	ut_pmu_init(&s->pmu);
+	ASSERT_LE(0, s->pmu.type) TH_LOG("no uprobe PMU at " PMU);
+	ASSERT_LE(0, s->pmu.retprobe_bit)
+		TH_LOG("no retprobe format bit at " PMU "/format/retprobe");
 	s->ncpu = sysconf(_SC_NPROCESSORS_ONLN);
 	ASSERT_LT(0, s->ncpu);
 
