@@ -588,6 +588,28 @@ static DEFINE_SPINLOCK(unreg_cookie_lock);
 static unsigned long unreg_cookie;
 static bool unreg_pending;
 
+/* Take @uc off its probe and the breakpoint out where nobody wants it. */
+static void uprobe_unlink_consumer(struct inode *inode, loff_t offset,
+				   struct uprobe_consumer *uc)
+{
+	struct uprobe *uprobe;
+	bool found;
+
+	uprobe = uprobe_find(inode, offset);
+	if (WARN_ON_ONCE(!uprobe))
+		return;
+
+	down_write(&uprobe->register_rwsem);
+	found = consumer_del(uprobe, uc);
+	if (found) {
+		uprobe_remove_all(uprobe);
+		uprobe_retire(uprobe);
+	}
+	up_write(&uprobe->register_rwsem);
+	put_uprobe(uprobe);
+	WARN_ON_ONCE(!found);
+}
+
 /**
  * uprobe_unregister_nosync - remove a consumer, without waiting for its
  *	handlers
@@ -607,23 +629,9 @@ static bool unreg_pending;
 void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 			      struct uprobe_consumer *uc)
 {
-	struct uprobe *uprobe;
 	unsigned long cookie;
-	bool found;
 
-	uprobe = uprobe_find(inode, offset);
-	if (WARN_ON_ONCE(!uprobe))
-		return;
-
-	down_write(&uprobe->register_rwsem);
-	found = consumer_del(uprobe, uc);
-	if (found) {
-		uprobe_remove_all(uprobe);
-		uprobe_retire(uprobe);
-	}
-	up_write(&uprobe->register_rwsem);
-	put_uprobe(uprobe);
-	WARN_ON_ONCE(!found);
+	uprobe_unlink_consumer(inode, offset, uc);
 
 	cookie = start_poll_synchronize_srcu(&uprobes_srcu);
 	spin_lock(&unreg_cookie_lock);
@@ -673,7 +681,7 @@ EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
 void uprobe_unregister(struct inode *inode, loff_t offset,
 		       struct uprobe_consumer *uc)
 {
-	uprobe_unregister_nosync(inode, offset, uc);
+	uprobe_unlink_consumer(inode, offset, uc);
 	uprobe_wait_handlers();
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister);
