@@ -31,13 +31,13 @@
  *	read, insert-if-absent only.
  *  uprobes_analyze_mutex (mutex)
  *	The one-time arch analysis of a probe's instruction.
- *  uprobes_treelock (rwlock), the maple tree lock of a bp table,
+ *  uprobes_treelock (rwlock), bp_table->lock, bp_table->pending_lock,
  *  xol_area->lock (spinlocks)
  *	Innermost; nothing is taken inside them, nothing sleeps under them.
  *
  * Lockless paths:
- *  - A hit looks its address up in the mm's bp table under RCU (inside
- *    the maple tree) and uses the probe and its consumer list under
+ *  - A hit looks its address up in the mm's bp table under RCU
+ *    (uprobes_bptable.c) and uses the probe and its consumer list under
  *    uprobes_srcu, which also covers the handler calls.  It writes only
  *    per-CPU (srcu) and per-thread data unless the instruction must be
  *    stepped out of line (an XOL slot is taken and given back under the

@@ -27,11 +27,9 @@
  * else: every path that unmaps a range calls uprobe_munmap(), which erases
  * the entries in it, and fork copies only entries of copied VMAs.
  *
- * Memory (x86_64): an mm with breakpoints has a 32-byte table header and
- * maple tree nodes of 256 bytes, each holding roughly 8 isolated
- * breakpoints, so about 32 bytes per installed breakpoint (more when the
- * breakpoints are few and far apart: one node at least).  Each probed
- * page costs a private 4 KiB copy while it holds breakpoints.
+ * Memory (x86_64): the table costs 21 to 43 bytes per installed
+ * breakpoint (uprobes_bptable.c), and each probed page a private 4 KiB
+ * copy while it holds breakpoints.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -98,81 +96,6 @@ bool __weak is_swbp_insn(uprobe_opcode_t *insn)
 bool __weak is_trap_insn(uprobe_opcode_t *insn)
 {
 	return is_swbp_insn(insn);
-}
-
-/* ---- the bp table ---- */
-
-static struct uprobe_bp_table *bp_table(struct mm_struct *mm)
-{
-	/* Pairs with the cmpxchg in bp_table_create(). */
-	return smp_load_acquire(&mm->uprobes_state.bp_table);
-}
-
-static struct uprobe_bp_table *bp_table_create(struct mm_struct *mm)
-{
-	struct uprobe_bp_table *t = bp_table(mm), *old;
-
-	if (t)
-		return t;
-	t = kzalloc(sizeof(*t), GFP_KERNEL);
-	if (!t)
-		return NULL;
-	mt_init_flags(&t->bps, MT_FLAGS_USE_RCU);
-	spin_lock_init(&t->pending_lock);
-	INIT_LIST_HEAD(&t->refctr_pending);
-	/* Under mmap_lock for read two threads may race to create it. */
-	old = cmpxchg_release(&mm->uprobes_state.bp_table, NULL, t);
-	if (old) {
-		kfree(t);
-		return old;
-	}
-	return t;
-}
-
-/**
- * uprobe_bp_lookup - the probe whose breakpoint is at @vaddr in @mm
- * @mm: the mm
- * @vaddr: the address
- *
- * Context: under uprobes_srcu, which keeps the result valid; no lock.
- * Return: the probe (no reference taken) or NULL.
- */
-struct uprobe *uprobe_bp_lookup(struct mm_struct *mm, unsigned long vaddr)
-{
-	struct uprobe_bp_table *t = bp_table(mm);
-
-	return t ? mtree_load(&t->bps, vaddr) : NULL;
-}
-
-/* Add an entry if there is none; the table takes a reference. */
-static int bp_table_add(struct uprobe_bp_table *t, unsigned long vaddr,
-			struct uprobe *uprobe)
-{
-	int err = mtree_insert(&t->bps, vaddr, get_uprobe(uprobe), GFP_KERNEL);
-
-	if (err)
-		put_uprobe(uprobe);
-	return err;
-}
-
-static void bp_table_erase(struct uprobe_bp_table *t, unsigned long vaddr)
-{
-	struct uprobe *old = mtree_erase(&t->bps, vaddr);
-
-	if (old)
-		put_uprobe(old);
-}
-
-/* The first entry at or after *@vaddr, up to @last; *@vaddr set to it. */
-static struct uprobe *bp_table_next(struct uprobe_bp_table *t,
-				    unsigned long *vaddr, unsigned long last)
-{
-	unsigned long index = *vaddr;
-	struct uprobe *uprobe = mt_find(&t->bps, &index, last);
-
-	if (uprobe)
-		*vaddr = index - 1;	/* mt_find() moved past the entry */
-	return uprobe;
 }
 
 /* ---- reading and writing one opcode ---- */
@@ -548,7 +471,7 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	t = bp_table_create(mm);
 	if (!t)
 		return -ENOMEM;
-	if (mtree_load(&t->bps, vaddr) == uprobe)
+	if (uprobe_bp_lookup(mm, vaddr) == uprobe)
 		return 0;
 
 	/* Before the breakpoint can be hit: the trap notifier checks it. */
@@ -558,9 +481,8 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	ret = set_swbp(&uprobe->arch, mm, vaddr);
 	if (ret < 0)
 		return ret;
-	/* A stale entry (from a probe since unregistered) goes first. */
-	bp_table_erase(t, vaddr);
-	err = bp_table_add(t, vaddr, uprobe);
+	/* Over a stale entry (from a probe since unregistered), if any. */
+	err = bp_table_set(t, vaddr, uprobe);
 	if (err) {
 		if (!ret)
 			set_orig_insn(&uprobe->arch, mm, vaddr);
@@ -894,15 +816,15 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 {
 	struct pending_key k = { .start = start, .end = end };
 	struct uprobe_bp_table *t = bp_table(vma->vm_mm);
-	unsigned long vaddr = start;
 	LIST_HEAD(gone);
 
-	if (!t || start >= end)
+	/*
+	 * Only where a breakpoint can be (what vma_probeable() tests never
+	 * changes for a VMA): the table scan is not free.
+	 */
+	if (!t || start >= end || !vma_probeable(vma))
 		return;
-	while (bp_table_next(t, &vaddr, end - 1)) {
-		bp_table_erase(t, vaddr);
-		vaddr++;
-	}
+	bp_table_erase_range(t, start, end);
 	/*
 	 * A breakpoint unmapped before its semaphore was mapped is not
 	 * counted (an ELF loader maps the whole file first, then trims it).
@@ -921,6 +843,14 @@ void uprobe_end_dup_mmap(void)
 	percpu_up_read(&dup_mmap_sem);
 }
 
+/* The VMA at @vaddr of @arg (the parent's mm) goes to the child. */
+static bool vma_copied(unsigned long vaddr, void *arg)
+{
+	struct vm_area_struct *vma = vma_lookup(arg, vaddr);
+
+	return vma && !(vma->vm_flags & VM_DONTCOPY);
+}
+
 /**
  * uprobe_dup_mmap - give a forked mm its parent's breakpoint state
  * @oldmm: the parent's mm, mmap_lock held for write
@@ -935,9 +865,6 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
 	struct uprobe_bp_table *old = bp_table(oldmm), *new;
 	struct refctr_pending *p, *q;
-	struct vm_area_struct *vma;
-	struct uprobe *uprobe;
-	unsigned long vaddr = 0;
 
 	if (!test_bit(MMF_HAS_UPROBES, &oldmm->flags))
 		return;
@@ -948,12 +875,7 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 	new = bp_table_create(newmm);
 	if (!new)
 		return;
-	while ((uprobe = bp_table_next(old, &vaddr, ULONG_MAX))) {
-		vma = vma_lookup(oldmm, vaddr);
-		if (vma && !(vma->vm_flags & VM_DONTCOPY))
-			bp_table_add(new, vaddr, uprobe);
-		vaddr++;
-	}
+	bp_table_dup(new, old, vma_copied, oldmm);
 	spin_lock(&old->pending_lock);
 	list_for_each_entry(p, &old->refctr_pending, node) {
 		q = kmalloc(sizeof(*q), GFP_NOWAIT | __GFP_NOWARN);
@@ -973,25 +895,11 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 void uprobe_clear_state(struct mm_struct *mm)
 {
 	struct uprobe_bp_table *t = bp_table(mm);
-	struct uprobe *uprobe;
-	unsigned long vaddr = 0;
 
 	xol_free_area(mm);
 	if (!t)
 		return;
 	mm->uprobes_state.bp_table = NULL;
-	while ((uprobe = bp_table_next(t, &vaddr, ULONG_MAX))) {
-		put_uprobe(uprobe);
-		vaddr++;
-	}
-	/*
-	 * Nobody can look at a dead mm's table any more: free its nodes now
-	 * rather than through the RCU destroy walk (mt_free_walk()), which no
-	 * other 6.1 user exercises and which oopsed on multi-level tables
-	 * under the attach benchmark (20 processes, 1,000 probes).
-	 */
-	mt_clear_in_rcu(&t->bps);
-	mtree_destroy(&t->bps);
 	refctr_pending_free_list(&t->refctr_pending);
-	kfree(t);
+	bp_table_free(t);
 }

@@ -6,8 +6,9 @@
  *   uprobes.c          the registry: probes by (inode, offset), consumers,
  *                      register/unregister/apply
  *   uprobes_install.c  breakpoints: copy-on-write of one page of one mm,
- *                      the per-mm table of installed addresses, walking the
- *                      mms that map a file, mmap/munmap/fork, SDT counters
+ *                      walking the mms that map a file, mmap/munmap/fork,
+ *                      SDT counters
+ *   uprobes_bptable.c  the per-mm table of installed addresses
  *   uprobes_xol.c      the per-mm "[uprobes]" mapping: trampoline, slots
  *   uprobes_hit.c      a thread hits a breakpoint: handlers, emulation or
  *                      a step out of line, signals, per-thread state
@@ -16,7 +17,6 @@
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
-#include <linux/maple_tree.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
@@ -67,10 +67,15 @@ struct uprobe {
 	struct arch_uprobe	arch;
 };
 
+struct bp_array;
+
 /**
  * struct uprobe_bp_table - the breakpoints installed in one mm
- * @bps: breakpoint address -> struct uprobe *, in RCU mode so the hit path
- *	reads it without a lock.  Each entry holds a reference on its probe.
+ * @arr: breakpoint address -> struct uprobe *, an open-addressed hash read
+ *	by the hit path under RCU without a lock (uprobes_bptable.c).  Each
+ *	entry holds a reference on its probe.
+ * @lock: serialises the writers of @arr and @live.
+ * @live: entries in @arr.
  * @pending_lock: protects @refctr_pending (munmap paths change it with
  *	mmap_lock held only for read, or not at all for a truncation).
  * @refctr_pending: breakpoints written here whose SDT semaphore was not
@@ -78,7 +83,9 @@ struct uprobe {
  *	forgotten when the breakpoint's range is unmapped first.
  */
 struct uprobe_bp_table {
-	struct maple_tree	bps;
+	struct bp_array __rcu	*arr;
+	spinlock_t		lock;		/* see above */
+	unsigned int		live;
 	spinlock_t		pending_lock;	/* see above */
 	struct list_head	refctr_pending;
 };
@@ -128,10 +135,26 @@ bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
 			 struct mm_struct *mm);
 bool uprobe_has_consumers(struct uprobe *uprobe);
 
+/* uprobes_bptable.c: the per-mm table of installed breakpoints */
+struct uprobe_bp_table *bp_table(struct mm_struct *mm);
+struct uprobe_bp_table *bp_table_create(struct mm_struct *mm);
+struct uprobe *uprobe_bp_lookup(struct mm_struct *mm, unsigned long vaddr);
+void bp_table_init(struct uprobe_bp_table *t);
+struct uprobe *bp_table_lookup(struct uprobe_bp_table *t, unsigned long vaddr);
+int bp_table_add(struct uprobe_bp_table *t, unsigned long vaddr,
+		 struct uprobe *uprobe);
+int bp_table_set(struct uprobe_bp_table *t, unsigned long vaddr,
+		 struct uprobe *uprobe);
+void bp_table_erase(struct uprobe_bp_table *t, unsigned long vaddr);
+void bp_table_erase_range(struct uprobe_bp_table *t, unsigned long start,
+			  unsigned long end);
+int bp_table_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
+		 bool (*keep)(unsigned long vaddr, void *arg), void *arg);
+void bp_table_free(struct uprobe_bp_table *t);
+
 /* uprobes_install.c: breakpoints in mms */
 int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc);
 void uprobe_remove_all(struct uprobe *uprobe);
-struct uprobe *uprobe_bp_lookup(struct mm_struct *mm, unsigned long vaddr);
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
 

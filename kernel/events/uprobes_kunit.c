@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
  * KUnit tests for the pure parts of the uprobes core: the registry's order
- * and lookups, the XOL slot bitmap, and the bookkeeping of pending return
- * probes (which frames are dead, which chain returns).
+ * and lookups, the XOL slot bitmap, the bookkeeping of pending return
+ * probes (which frames are dead, which chain returns) and the per-mm
+ * table of installed breakpoints.
  */
 
 #include <kunit/test.h>
@@ -181,6 +182,144 @@ static void return_matching_no_frame_pops_nothing(struct kunit *test)
 	ri_free_list(utask.return_instances, false);
 }
 
+/* ---- the per-mm bp table ---- */
+
+static struct uprobe *table_uprobe(struct kunit *test, loff_t offset)
+{
+	struct uprobe *u = fake_uprobe(test, inode_a, offset);
+
+	refcount_set(&u->ref, 1);	/* ours: the table's come on top */
+	return u;
+}
+
+static struct uprobe_bp_table *new_table(struct kunit *test)
+{
+	struct uprobe_bp_table *t = kmalloc(sizeof(*t), GFP_KERNEL);
+
+	KUNIT_ASSERT_NOT_NULL(test, t);
+	bp_table_init(t);
+	return t;
+}
+
+/*
+ * Addresses that collide in any hash: neighbouring bytes, one page apart,
+ * far apart.  Growth from 16 slots to thousands keeps every entry.
+ */
+static void table_finds_every_entry_through_growth(struct kunit *test)
+{
+	struct uprobe_bp_table *t = new_table(test);
+	struct uprobe *u[3];
+	unsigned long i, base = 0x400000;
+
+	for (i = 0; i < 3; i++)
+		u[i] = table_uprobe(test, i);
+	for (i = 0; i < 3000; i++) {
+		unsigned long va = base + (i % 3 == 0 ? i : i % 3 == 1 ?
+					   i * PAGE_SIZE : i << 20);
+
+		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, u[i % 3]), 0);
+	}
+	KUNIT_EXPECT_EQ(test, t->live, 3000U);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 1 + 1000);
+	for (i = 0; i < 3000; i++) {
+		unsigned long va = base + (i % 3 == 0 ? i : i % 3 == 1 ?
+					   i * PAGE_SIZE : i << 20);
+
+		KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, va), u[i % 3]);
+	}
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, base + 1));
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, base - 1));
+	bp_table_free(t);
+	for (i = 0; i < 3; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), 1);
+}
+
+/* add refuses a taken address, set replaces it, erase keeps the rest. */
+static void table_add_set_erase(struct kunit *test)
+{
+	struct uprobe_bp_table *t = new_table(test);
+	struct uprobe *a = table_uprobe(test, 1), *b = table_uprobe(test, 2);
+	unsigned long va;
+
+	for (va = 0x1000; va < 0x1000 + 64; va++)
+		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, a), 0);
+	KUNIT_EXPECT_EQ(test, bp_table_add(t, 0x1010, b), -EEXIST);
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1010), a);
+	KUNIT_EXPECT_EQ(test, bp_table_set(t, 0x1010, b), 0);
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1010), b);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 63);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1 + 1);
+
+	/* Every other one out: the rest still found past the dead slots. */
+	for (va = 0x1000; va < 0x1000 + 64; va += 2)
+		bp_table_erase(t, va);
+	bp_table_erase(t, 0x9999);	/* absent: nothing happens */
+	for (va = 0x1000; va < 0x1000 + 64; va++)
+		KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, va),
+				    va & 1 ? a : NULL);
+	KUNIT_EXPECT_EQ(test, t->live, 32U);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 32);
+	/* Dead slots are reused without duplicates. */
+	for (va = 0x1000; va < 0x1000 + 64; va++)
+		bp_table_add(t, va, b);
+	KUNIT_EXPECT_EQ(test, t->live, 64U);
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1001), a);
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1002), b);
+	bp_table_free(t);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
+}
+
+/* What munmap relies on: [start, end) goes, both neighbours stay. */
+static void table_erase_range_is_half_open(struct kunit *test)
+{
+	struct uprobe_bp_table *t = new_table(test);
+	struct uprobe *a = table_uprobe(test, 1);
+	unsigned long va;
+
+	for (va = 0x10000; va < 0x10000 + 8 * PAGE_SIZE; va += PAGE_SIZE / 4)
+		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, a), 0);
+	KUNIT_ASSERT_EQ(test, bp_table_add(t, 0x12fff, a), 0);
+	bp_table_erase_range(t, 0x12000, 0x14000);
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x12400));
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x11c00), a);
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x12000));
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x12fff));
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x13c00));
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x14000), a);
+	KUNIT_EXPECT_EQ(test, t->live, 32U - 8);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 24);
+	bp_table_free(t);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
+}
+
+static bool keep_below_0x5000(unsigned long vaddr, void *arg)
+{
+	return vaddr < 0x5000;
+}
+
+/* Fork: the child's table has what the filter keeps, with references. */
+static void table_dup_copies_what_is_kept(struct kunit *test)
+{
+	struct uprobe_bp_table *t = new_table(test), *c = new_table(test);
+	struct uprobe *a = table_uprobe(test, 1);
+	unsigned long va;
+
+	for (va = 0x1000; va < 0x9000; va += 0x100)
+		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, a), 0);
+	bp_table_erase(t, 0x1100);
+	KUNIT_ASSERT_EQ(test, bp_table_dup(c, t, keep_below_0x5000, NULL), 0);
+	KUNIT_EXPECT_EQ(test, c->live, 0x40U - 1);
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(c, 0x4f00), a);
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(c, 0x1100));
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(c, 0x5000));
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x5000), a);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 0x80 - 1 + 0x40 - 1);
+	bp_table_free(c);
+	bp_table_free(t);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
+}
+
 static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(key_order_is_inode_then_offset),
 	KUNIT_CASE(insert_refuses_duplicate_key),
@@ -190,6 +329,10 @@ static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(longjmp_past_frames_drops_them),
 	KUNIT_CASE(tail_call_chain_returns_together),
 	KUNIT_CASE(return_matching_no_frame_pops_nothing),
+	KUNIT_CASE(table_finds_every_entry_through_growth),
+	KUNIT_CASE(table_add_set_erase),
+	KUNIT_CASE(table_erase_range_is_half_open),
+	KUNIT_CASE(table_dup_copies_what_is_kept),
 	{}
 };
 
