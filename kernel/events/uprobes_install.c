@@ -199,17 +199,15 @@ int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 	struct page *page;
 	void *kaddr;
 	long got;
-	int err;
+	int ret;
 
 	mmap_assert_write_locked(mm);
-	err = read_opcode(mm, vaddr, &cur);
-	if (err)
-		return err;
-	if (!memcmp(&cur, &opcode, UPROBE_SWBP_INSN_SIZE))
-		return 1;
-	if (to_swbp ? is_swbp_insn(&cur) : !is_swbp_insn(&cur))
-		return 1;
-
+	/*
+	 * One forced write fault both reads and writes: it breaks COW even
+	 * when there turns out to be nothing to write, but then the page is
+	 * either a copy already (a breakpoint is there) or a restore, whose
+	 * copy drop_identical_copy() gives back below.
+	 */
 	got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma, NULL);
 	if (got != 1)
 		return got < 0 ? got : -EFAULT;
@@ -219,14 +217,22 @@ int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 		return -EFAULT;
 	}
 	kaddr = kmap_local_page(page);
-	copy_to_user_page(vma, page, vaddr, kaddr + offset_in_page(vaddr),
-			  &opcode, UPROBE_SWBP_INSN_SIZE);
+	memcpy(&cur, kaddr + offset_in_page(vaddr), UPROBE_SWBP_INSN_SIZE);
+	ret = 1;
+	if (memcmp(&cur, &opcode, UPROBE_SWBP_INSN_SIZE) &&
+	    (to_swbp ? !is_swbp_insn(&cur) : is_swbp_insn(&cur))) {
+		copy_to_user_page(vma, page, vaddr,
+				  kaddr + offset_in_page(vaddr), &opcode,
+				  UPROBE_SWBP_INSN_SIZE);
+		ret = 0;
+	}
 	kunmap_local(kaddr);
-	set_page_dirty_lock(page);
+	if (!ret)
+		set_page_dirty_lock(page);
 	if (!to_swbp)
 		drop_identical_copy(vma, vaddr, page);
 	put_page(page);
-	return 0;
+	return ret;
 }
 
 /**
