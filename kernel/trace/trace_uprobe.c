@@ -39,6 +39,8 @@
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
 #include <linux/ctype.h>
+#include <linux/hash.h>
+#include <linux/jhash.h>
 #include <linux/namei.h>
 #include <linux/rculist.h>
 #include <linux/security.h>
@@ -182,28 +184,72 @@ int trace_uprobe_lookup_file(struct trace_uprobe *tu, const char *filename)
 	return 0;
 }
 
+/*
+ * The probe points defined through tracefs, indexed by event name and by
+ * place (inode, offset), so that a definition finds the event it joins
+ * and the points it must agree with without a scan of all the others:
+ * with a scan, defining N probes cost O(N^2).  Under event_mutex.
+ */
+#define TU_INDEX_BITS	12
+static struct hlist_head tu_by_name[1 << TU_INDEX_BITS];
+static struct hlist_head tu_by_place[1 << TU_INDEX_BITS];
+
+static struct hlist_head *name_bucket(const char *event, const char *group)
+{
+	u32 h = jhash(event, strlen(event), jhash(group, strlen(group), 0));
+
+	return &tu_by_name[hash_32(h, TU_INDEX_BITS)];
+}
+
+static struct hlist_head *place_bucket(struct inode *inode,
+				       unsigned long offset)
+{
+	unsigned long h = (unsigned long)inode ^ hash_long(offset, BITS_PER_LONG);
+
+	return &tu_by_place[hash_long(h, TU_INDEX_BITS)];
+}
+
+/* A definition becomes visible: in the dynamic events and the indexes. */
+static void trace_uprobe_link(struct trace_uprobe *tu)
+{
+	lockdep_assert_held(&event_mutex);
+	dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
+	hlist_add_head(&tu->name_node,
+		       name_bucket(trace_probe_name(&tu->tp),
+				   trace_probe_group_name(&tu->tp)));
+	hlist_add_head(&tu->place_node,
+		       place_bucket(trace_uprobe_inode(tu), tu->offset));
+}
+
+static void trace_uprobe_unlink(struct trace_uprobe *tu)
+{
+	lockdep_assert_held(&event_mutex);
+	hlist_del(&tu->name_node);
+	hlist_del(&tu->place_node);
+	dyn_event_remove(&tu->devent);
+}
+
 /**
  * trace_uprobe_find - look a tracefs-defined probe up by its event
  * @event: the event's name
  * @group: the event's group
  *
- * Context: event_mutex held, or a caller that tolerates a stale answer.
+ * Context: event_mutex held.
  * Return: the first probe point of that event, or NULL.
  */
 struct trace_uprobe *trace_uprobe_find(const char *event, const char *group)
 {
-	struct dyn_event *pos;
+	struct trace_event_call *call;
 	struct trace_uprobe *tu;
 
-	for_each_dyn_event(pos) {
-		if (!is_trace_uprobe(pos))
+	lockdep_assert_held(&event_mutex);
+	hlist_for_each_entry(tu, name_bucket(event, group), name_node) {
+		if (strcmp(trace_probe_name(&tu->tp), event) ||
+		    strcmp(trace_probe_group_name(&tu->tp), group))
 			continue;
-		tu = to_trace_uprobe(pos);
-		if (!strcmp(trace_probe_name(&tu->tp), event) &&
-		    !strcmp(trace_probe_group_name(&tu->tp), group))
-			return tu;
+		call = trace_probe_event_call(&tu->tp);
+		return trace_uprobe_primary_from_call(call);
 	}
-
 	return NULL;
 }
 
@@ -515,7 +561,7 @@ static int join_event(struct trace_uprobe *tu, struct trace_uprobe *to)
 		}
 	}
 
-	dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
+	trace_uprobe_link(tu);
 	return 0;
 }
 
@@ -526,16 +572,12 @@ static int join_event(struct trace_uprobe *tu, struct trace_uprobe *to)
  */
 static bool ref_ctr_conflicts(struct trace_uprobe *tu)
 {
-	struct dyn_event *pos;
 	struct trace_uprobe *other;
 
-	for_each_dyn_event(pos) {
-		if (!is_trace_uprobe(pos))
-			continue;
-		other = to_trace_uprobe(pos);
-		if (!same_place(other, tu))
-			continue;
-		if (other->ref_ctr_offset != tu->ref_ctr_offset)
+	hlist_for_each_entry(other, place_bucket(trace_uprobe_inode(tu),
+						 tu->offset), place_node) {
+		if (same_place(other, tu) &&
+		    other->ref_ctr_offset != tu->ref_ctr_offset)
 			return true;
 	}
 	return false;
@@ -572,7 +614,7 @@ static int register_trace_uprobe(struct trace_uprobe *tu)
 			trace_probe_group_name(&tu->tp),
 			trace_probe_name(&tu->tp), ret);
 	} else {
-		dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
+		trace_uprobe_link(tu);
 	}
 out:
 	mutex_unlock(&event_mutex);
@@ -820,7 +862,7 @@ static int trace_uprobe_release(struct dyn_event *ev)
 	}
 
 	trace_uprobe_unregister_consumer(tu);
-	dyn_event_remove(&tu->devent);
+	trace_uprobe_unlink(tu);
 	trace_probe_unlink(&tu->tp);
 	trace_uprobe_free(tu);
 	return 0;

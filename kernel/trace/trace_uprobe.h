@@ -23,6 +23,9 @@
 
 struct trace_uprobe {
 	struct dyn_event		devent;
+	/* In the indexes by event name and by place: see trace_uprobe.c. */
+	struct hlist_node		name_node;
+	struct hlist_node		place_node;
 	struct uprobe_consumer		consumer;
 	/* Pins the probed file's inode for as long as the probe exists. */
 	struct path			path;

@@ -346,9 +346,10 @@ void destroy_local_trace_uprobe(struct trace_event_call *event_call)
  * @filename: set to the probed file's path, as given at creation
  * @probe_offset: set to the probe's offset in the file
  * @probe_addr: set to 0: a uprobe has no single address
- * @perf_type_tracepoint: @event was opened by a tracefs event's id
+ * @perf_type_tracepoint: @event was opened by a tracefs event's id (the
+ *	event's first probe point answers either way)
  *
- * Return: 0, or -EINVAL when the event is no (longer a) uprobe event.
+ * Return: 0, or -EINVAL when the event has no probe point.
  */
 int bpf_get_uprobe_info(const struct perf_event *event, u32 *fd_type,
 			const char **filename, u64 *probe_offset,
@@ -357,11 +358,7 @@ int bpf_get_uprobe_info(const struct perf_event *event, u32 *fd_type,
 	struct trace_event_call *call = event->tp_event;
 	struct trace_uprobe *tu;
 
-	if (perf_type_tracepoint)
-		tu = trace_uprobe_find(trace_event_name(call),
-				       call->class->system);
-	else
-		tu = trace_uprobe_primary_from_call(call);
+	tu = trace_uprobe_primary_from_call(call);
 	if (!tu)
 		return -EINVAL;
 
