@@ -5,6 +5,8 @@
  * twice, munmap, a partial munmap, mremap, mprotect, and processes that
  * come and go while probes are added and removed.
  */
+#include <time.h>
+
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
 
@@ -321,7 +323,8 @@ TEST_F_TIMEOUT(mm, mremap_racing_probe_toggle_leaves_no_stray_breakpoint, 120)
 	const long n = 30000;
 	struct ut_target *t;
 	char r[256], want[64];
-	long off;
+	long off, sum, done;
+	time_t t0;
 	int i;
 
 	UT_SYM(off, self->lib, "shlib_lea");
@@ -329,14 +332,18 @@ TEST_F_TIMEOUT(mm, mremap_racing_probe_toggle_leaves_no_stray_breakpoint, 120)
 	UT_CMD(t, r, "alias 0x%lx 1", off);
 	UT_PROBE(0, 'p', self->lib, off, NULL, NULL);
 	ASSERT_EQ(0, ut_target_send(t, "remaploop %ld", n));
-	for (i = 0; i < 150; i++) {
+	/* The target stops after 60 s on a slow (debug) kernel: so do we. */
+	t0 = time(NULL);
+	for (i = 0; i < 150 && time(NULL) - t0 < 50; i++) {
 		UT_ENABLE(0, true);
 		UT_ENABLE(0, false);
 	}
 	ASSERT_EQ(0, ut_target_reply(t, r, sizeof(r)))
 		TH_LOG("the target died while its mapping moved");
+	ASSERT_EQ(2, sscanf(r, "ok %ld %ld", &sum, &done)) TH_LOG("reply: %s", r);
+	EXPECT_LE(1000, done) TH_LOG("too few moves to mean anything");
 	/* shlib_lea(i, 1, 0) is i + 8 */
-	EXPECT_EQ(n * (n - 1) / 2 + 8 * n, ut_okval(r)) TH_LOG("reply: %s", r);
+	EXPECT_EQ(done * (done - 1) / 2 + 8 * done, sum) TH_LOG("reply: %s", r);
 	UT_CMD(t, r, "byte alias");
 	byte_str(want, sizeof(want), self->lib, off);
 	EXPECT_STREQ(want, r) TH_LOG("the moved mapping's byte at the probe");
