@@ -245,8 +245,34 @@ static bool run_handlers(struct uprobe *uprobe, struct pt_regs *regs,
 }
 
 /*
+ * The handlers of the hit at @bp_vaddr ran but its step could not start
+ * (no memory for the XOL area or a slot's page): the thread goes back to
+ * the breakpoint, and its next hit there only retries the step, so that
+ * the hit is handled once.  Marked by auprobe pointing at the thread's
+ * own step_copy while no step is in progress, a pair no other state has;
+ * the copy is the probe's, as for a step.
+ */
+static void mark_step_retry(struct uprobe *uprobe, struct uprobe_task *utask,
+			    unsigned long bp_vaddr)
+{
+	utask->step_copy = uprobe->arch;
+	utask->vaddr = bp_vaddr;
+	utask->auprobe = &utask->step_copy;
+}
+
+static bool take_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
+{
+	bool retry = utask->auprobe == &utask->step_copy &&
+		     utask->vaddr == bp_vaddr;
+
+	utask->auprobe = NULL;
+	return retry;
+}
+
+/*
  * Set the thread up to single-step the instruction's copy in its XOL slot.
- * On failure the thread is left at the breakpoint and will hit it again.
+ * On failure the thread is left at the breakpoint and will hit it again,
+ * marked so that the handlers that already ran do not run twice.
  */
 static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 		       struct uprobe_task *utask, unsigned long bp_vaddr)
@@ -254,7 +280,7 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	struct xol_area *area = xol_get_area();
 
 	if (!area)
-		return;
+		goto retry;
 	/*
 	 * The slot is held for this step only.  A thread that kept its slot
 	 * from one hit to the next could sit in user space holding it (at a
@@ -264,7 +290,7 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	 */
 	utask->xol_slot = xol_take_slot(area);
 	if (!utask->xol_slot)
-		return;
+		goto retry;
 	utask->step_copy = uprobe->arch;
 	xol_fill_slot(area, utask->xol_slot, &utask->step_copy);
 
@@ -274,12 +300,14 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	instruction_pointer_set(regs, utask->xol_vaddr);
 	if (arch_uprobe_pre_xol(utask->auprobe, regs)) {
 		instruction_pointer_set(regs, bp_vaddr);
-		utask->auprobe = NULL;
 		xol_put_slot(area, utask->xol_slot);
 		utask->xol_slot = 0;
-		return;
+		goto retry;
 	}
 	utask->state = UTASK_SSTEP;
+	return;
+retry:
+	mark_step_retry(uprobe, utask, bp_vaddr);
 }
 
 static void handle_swbp(struct pt_regs *regs)
@@ -311,7 +339,8 @@ static void handle_swbp(struct pt_regs *regs)
 		goto out;
 	if (arch_uprobe_ignore(&uprobe->arch, regs))
 		goto out;
-	if (run_handlers(uprobe, regs, utask, bp_vaddr))
+	if (!take_step_retry(utask, bp_vaddr) &&
+	    run_handlers(uprobe, regs, utask, bp_vaddr))
 		goto out;
 	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
 		goto out;
