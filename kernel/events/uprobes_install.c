@@ -526,10 +526,10 @@ struct mm_target {
 /*
  * The (mm, address) pairs where @uprobe's offset is mapped executable, each
  * with a reference on the mm.  Collected under i_mmap_rwsem, which is
- * dropped before the mms are locked.
+ * dropped before the mms are locked.  The array is allocated with @gfp.
  */
 static struct mm_target *collect_targets(struct uprobe *uprobe,
-					 unsigned int *nr)
+					 unsigned int *nr, gfp_t gfp)
 {
 	struct address_space *mapping = uprobe->inode->i_mapping;
 	pgoff_t pgoff = uprobe->offset >> PAGE_SHIFT;
@@ -559,7 +559,7 @@ static struct mm_target *collect_targets(struct uprobe *uprobe,
 			mmput(targets[i].mm);
 		kfree(targets);
 		want = got + 4;
-		targets = kmalloc_array(want, sizeof(*targets), GFP_KERNEL);
+		targets = kmalloc_array(want, sizeof(*targets), gfp);
 		if (!targets)
 			return ERR_PTR(-ENOMEM);
 	}
@@ -627,7 +627,13 @@ static int walk_targets(struct uprobe *uprobe, struct uprobe_consumer *uc)
 
 	lockdep_assert_held_write(&uprobe->register_rwsem);
 	percpu_down_write(&dup_mmap_sem);
-	targets = collect_targets(uprobe, &nr);
+	/*
+	 * A removal that gave up for want of this array would leave
+	 * breakpoints that no consumer owns (the undo of a failed install,
+	 * an unregister): it waits for the memory instead.
+	 */
+	targets = collect_targets(uprobe, &nr,
+				  uc ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
 	if (IS_ERR(targets)) {
 		ret = PTR_ERR(targets);
 		goto out;
