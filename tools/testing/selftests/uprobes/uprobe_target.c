@@ -1010,6 +1010,64 @@ static void run(char *line)
 		setitimer(ITIMER_REAL, &off, NULL);
 		signal(SIGALRM, SIG_IGN);
 		printf("ok %ld %ld %ld %ld\n", sum, nsig, handler_calls, i);
+	} else if (!strcmp(argv[0], "failnth") && argc >= 4) {
+		/*
+		 * failnth FN NTH A: FN(A, 1) with the NTH-th allocation of
+		 * this thread failing (fault injection's fail-nth).  The file
+		 * is opened and FN's page faulted in first, so that only the
+		 * call runs with the count set.  Replies the result and what
+		 * is left of the count (0: the failure was injected).
+		 */
+		char left[32] = "";
+		int fd, len;
+		long r;
+
+		fn = lookup(argv[1]);
+		fd = open("/proc/thread-self/fail-nth", O_RDWR);
+		if (!fn || fd < 0) {
+			printf("err failnth %s\n", strerror(errno));
+			return;
+		}
+		(void)*(volatile unsigned char *)fn;
+		len = strlen(argv[2]);
+		if (pwrite(fd, argv[2], len, 0) != len) {
+			printf("err fail-nth %s\n", strerror(errno));
+			close(fd);
+			return;
+		}
+		r = fn(parse(argv[3]), 1, 0);
+		if (pread(fd, left, sizeof(left) - 1, 0) < 0)
+			strcpy(left, "-1");
+		pwrite(fd, "0", 1, 0);
+		close(fd);
+		printf("ok %ld %ld\n", r, strtol(left, NULL, 10));
+	} else if (!strcmp(argv[0], "failloop") && argc >= 3) {
+		/*
+		 * failloop FN N: the sum of FN(i, 1) for i < N, with this
+		 * process's make-it-fail set around the loop only (the file
+		 * opened and FN's page faulted in before), so that the
+		 * allocations that fault injection fails are the hits'.
+		 */
+		long i, n = parse(argv[2]), sum = 0;
+		int fd;
+
+		fn = lookup(argv[1]);
+		fd = open("/proc/self/make-it-fail", O_WRONLY);
+		if (!fn || fd < 0) {
+			printf("err failloop %s\n", strerror(errno));
+			return;
+		}
+		(void)*(volatile unsigned char *)fn;
+		if (pwrite(fd, "1", 1, 0) != 1) {
+			printf("err make-it-fail %s\n", strerror(errno));
+			close(fd);
+			return;
+		}
+		for (i = 0; i < n; i++)
+			sum += fn(i, 1, 0);
+		pwrite(fd, "0", 1, 0);
+		close(fd);
+		printf("ok %ld\n", sum);
 	} else if (!strcmp(argv[0], "fault") && argc >= 2) {
 		/* fault ADDR: ut_load(ADDR) under a SIGSEGV handler */
 		struct sigaction sa = { .sa_sigaction = where_handler,
