@@ -557,9 +557,9 @@ static struct mm_target *collect_targets(struct uprobe *uprobe,
 			break;
 		for (i = 0; i < want; i++)
 			mmput(targets[i].mm);
-		kfree(targets);
+		kvfree(targets);
 		want = got + 4;
-		targets = kmalloc_array(want, sizeof(*targets), gfp);
+		targets = kvmalloc_array(want, sizeof(*targets), gfp);
 		if (!targets)
 			return ERR_PTR(-ENOMEM);
 	}
@@ -660,7 +660,7 @@ unlock:
 next:
 		mmput(mm);
 	}
-	kfree(targets);
+	kvfree(targets);
 out:
 	percpu_up_write(&dup_mmap_sem);
 	return ret;
