@@ -935,7 +935,7 @@ static void run(char *line)
 				return;
 			}
 			sum += ((ut_fn)(alias + (alias_off & 4095)))(i, 1, 0);
-			if ((i & 255) == 255) {
+			if ((i & 15) == 15) {
 				clock_gettime(CLOCK_MONOTONIC, &t1);
 				if (t1.tv_sec - t0.tv_sec >= 60) {
 					i++;
