@@ -38,7 +38,7 @@
 #include "uprobe_lib.h"
 
 #define GRP "ust_fi"
-#define PMU "/sys/bus/event_source/devices/uprobe"
+#define PMU UT_PMU
 #define DBG "/sys/kernel/debug"
 
 /* Upper bounds of the n-th-allocation sweeps: each ends on its own first. */
@@ -116,7 +116,7 @@ FIXTURE(fi) {
 	char *copy;		/* the target file as it was at setup */
 	size_t len;
 	void *shared;		/* a MAP_SHARED view of it */
-	int pmu_type;
+	struct ut_pmu pmu;
 	long off;		/* offset of the probed function */
 	const char *fn;
 };
@@ -192,14 +192,7 @@ FIXTURE_SETUP(fi)
 	self->shared = mmap(NULL, self->len, PROT_READ, MAP_SHARED, fd, 0);
 	close(fd);
 	ASSERT_NE(MAP_FAILED, self->shared);
-	self->pmu_type = -1;
-	{
-		char *s = ut_slurp(PMU "/type", NULL);
-
-		if (s)
-			self->pmu_type = atoi(s);
-		free(s);
-	}
+	ut_pmu_init(&self->pmu);
 }
 
 FIXTURE_TEARDOWN(fi)
@@ -392,16 +385,8 @@ static const char *const op_name[] = { "define", "enable", "perf_event_open" };
 
 static int perf_uprobe(FIXTURE_DATA(fi) *self, pid_t pid)
 {
-	struct perf_event_attr attr;
-	int fd;
-
-	memset(&attr, 0, sizeof(attr));
-	attr.size = sizeof(attr);
-	attr.type = self->pmu_type;
-	attr.uprobe_path = (unsigned long)self->target;
-	attr.probe_offset = self->off;
-	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
-	return fd < 0 ? -errno : fd;
+	return ut_pmu_open(&self->pmu, self->target, self->off, false, 0,
+			   false, pid, -1);
 }
 
 static void probe_def(FIXTURE_DATA(fi) *self, char *buf, size_t len)
@@ -550,7 +535,7 @@ static void reg_sweep(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
 	long total[2] = { 0, 0 }, n;
 
 	NEED_FI();
-	if (op == OP_PERF && self->pmu_type < 0)
+	if (op == OP_PERF && self->pmu.type < 0)
 		SKIP(return, "no uprobe PMU at " PMU);
 	self->fn = "ut_lea";
 	UT_SYM(self->off, self->target, self->fn);
