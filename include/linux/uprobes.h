@@ -180,6 +180,9 @@ bool arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs);
 void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 			   void *src, unsigned long len);
 bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs);
+const void *arch_uretprobe_syscall_trampoline(unsigned int *len);
+bool arch_uretprobe_may_use_syscall(struct pt_regs *regs);
+int arch_uretprobe_syscall_unwind(struct pt_regs *regs);
 
 /* The core, called by consumers. */
 int uprobe_register(struct inode *inode, loff_t offset,
@@ -210,6 +213,9 @@ int uprobe_post_sstep_notifier(struct pt_regs *regs);
 void uprobe_notify_resume(struct pt_regs *regs);
 bool uprobe_deny_signal(void);
 unsigned long uprobe_get_trampoline_vaddr(void);
+unsigned long uprobe_get_syscall_trampoline_vaddr(void);
+bool uprobe_in_syscall_trampoline(struct pt_regs *regs);
+void uprobe_handle_trampoline(struct pt_regs *regs);
 void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user);
 
 #else /* !CONFIG_UPROBES */
@@ -302,6 +308,11 @@ static inline void uprobe_clear_state(struct mm_struct *mm)
 static inline void uprobe_fix_callchain(u64 *ips, unsigned int nr,
 					bool in_user)
 {
+}
+
+static inline bool uprobe_in_syscall_trampoline(struct pt_regs *regs)
+{
+	return false;
 }
 
 /* A macro, so that this header need not pull in ptrace.h. */

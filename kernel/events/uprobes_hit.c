@@ -318,10 +318,8 @@ static void handle_swbp(struct pt_regs *regs)
 	struct uprobe *uprobe;
 	int idx;
 
-	if (bp_vaddr == uprobe_get_trampoline_vaddr()) {
-		uprobe_handle_trampoline(regs);
+	if (uprobe_trampoline_trap(regs, bp_vaddr))
 		return;
-	}
 
 	idx = srcu_read_lock(&uprobes_srcu);
 	uprobe = uprobe_bp_lookup(mm, bp_vaddr);

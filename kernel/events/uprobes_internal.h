@@ -17,6 +17,7 @@
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
+#include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
@@ -97,12 +98,15 @@ struct uprobe_bp_table {
 
 /**
  * struct xol_area - the "[uprobes]" mapping of one mm
- * @vaddr: its user address; slot 0 at @vaddr is the return trampoline.
+ * @vaddr: its user address; slot 0 at @vaddr is the return trampoline
+ *	that traps, slot 1 the one that makes a syscall (if the architecture
+ *	has one, see @syscall_tramp).
  * @lock: protects @slots and @pages.
  * @slot_waiters: threads waiting for a free slot; a thread that ends its
  *	step wakes them only when this is non-zero.
  * @wq: where they wait.
- * @slots: bitmap of the slots handed out (slot 0 always).
+ * @slots: bitmap of the slots handed out (the trampolines' always).
+ * @syscall_tramp: slot 1 holds arch_uretprobe_syscall_trampoline().
  * @pages: the pages behind the mapping, NULL until a slot on them is used.
  */
 struct xol_area {
@@ -112,7 +116,26 @@ struct xol_area {
 	wait_queue_head_t	wq;
 	DECLARE_BITMAP(slots, XOL_NR_SLOTS);
 	struct page		*pages[XOL_NR_PAGES];
+	bool			syscall_tramp;
 };
+
+static inline struct xol_area *mm_xol_area(struct mm_struct *mm)
+{
+	/* Pairs with the release store in xol_get_area(). */
+	return smp_load_acquire(&mm->uprobes_state.xol_area);
+}
+
+/* The slot of the syscall trampoline, right after the breakpoint's. */
+#define XOL_SYSCALL_SLOT	1
+
+/* Is @addr in one of @area's return trampolines? */
+static inline bool xol_is_trampoline(struct xol_area *area, unsigned long addr)
+{
+	unsigned long sys = area->vaddr + XOL_SYSCALL_SLOT * UPROBE_XOL_SLOT_BYTES;
+
+	return addr == area->vaddr ||
+	       (area->syscall_tramp && addr - sys < UPROBE_XOL_SLOT_BYTES);
+}
 
 extern struct srcu_struct uprobes_srcu;
 
@@ -177,7 +200,7 @@ void uprobes_hit_init(void);
 /* uprobes_ret.c: return probes */
 void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 			struct uprobe_task *utask);
-void uprobe_handle_trampoline(struct pt_regs *regs);
+bool uprobe_trampoline_trap(struct pt_regs *regs, unsigned long bp_vaddr);
 void uprobe_free_returns(struct uprobe_task *utask);
 int uprobe_dup_returns(struct uprobe_task *from, struct uprobe_task *to);
 extern atomic_long_t uprobes_dropped_returns;

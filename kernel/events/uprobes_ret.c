@@ -3,12 +3,19 @@
  * uprobes: return probes.
  *
  * At the entry hit of a probe with a ret_handler, the architecture swaps
- * the return address on the user stack for the trampoline (slot 0 of the
- * XOL area) and the core pushes a struct return_instance on the thread's
- * list: the real return address and the stack pointer at entry.  When the
- * function returns it lands on the trampoline's breakpoint; the core pops
- * the instance, runs the ret_handlers with regs->ip already at the real
- * return address, and the thread goes on from there.
+ * the return address on the user stack for a trampoline in the XOL area
+ * and the core pushes a struct return_instance on the thread's list: the
+ * real return address and the stack pointer at entry.  When the function
+ * returns it lands in the trampoline, which enters the kernel; the core
+ * pops the instance, runs the ret_handlers with regs->ip already at the
+ * real return address, and the thread goes on from there.
+ *
+ * There are two trampolines.  Slot 0 is a breakpoint, and works for every
+ * task.  Where the architecture provides one, slot 1 enters the kernel by
+ * a syscall, which costs less than a trap; it is used for the tasks that
+ * arch_uretprobe_may_use_syscall() approves (on x86, 64-bit tasks whose
+ * syscalls nobody intercepts), and falls back to a breakpoint of its own
+ * when the syscall was not let through.
  *
  * The list is ordered by stack depth, most recent (deepest) first.  Frames
  * a program leaves without returning (longjmp, exceptions, siglongjmp out
@@ -203,6 +210,8 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	if (!area)
 		return;
 	trampoline = area->vaddr;
+	if (area->syscall_tramp && arch_uretprobe_may_use_syscall(regs))
+		trampoline = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
 	ri = ri_alloc(utask);
 	if (!ri)
 		return;
@@ -212,7 +221,7 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 		return;
 	}
 
-	chained = orig == trampoline;
+	chained = xol_is_trampoline(area, orig);
 	if (!chained) {
 		/* A frame at this very stack slot was left by a longjmp. */
 		drop_dead(utask, RP_CHECK_CALL, regs);
@@ -245,10 +254,15 @@ static void run_ret_handlers(struct return_instance *ri, struct pt_regs *regs)
 }
 
 /**
- * uprobe_handle_trampoline - a function returned through the trampoline
- * @regs: the registers, just after the return
+ * uprobe_handle_trampoline - a function returned through a trampoline
+ * @regs: the registers as just after the return (regs->ip in the
+ *	trampoline); regs->ip is set to the real return address
  *
- * Context: uprobe_notify_resume().
+ * Runs the ret_handlers of the frame that returned.  A return that
+ * matches no pending frame gets SIGILL.
+ *
+ * Context: current's process context on its way back to user space (the
+ * trampoline's trap or syscall), may sleep.
  */
 void uprobe_handle_trampoline(struct pt_regs *regs)
 {
@@ -279,6 +293,63 @@ sigill:
 }
 
 /**
+ * arch_uretprobe_may_use_syscall - may this return use the syscall trampoline?
+ * @regs: the registers at the probed function's entry
+ *
+ * Return: true when the task's syscall from the trampoline will reach the
+ * kernel's handler (the default: false, the breakpoint always works).
+ */
+bool __weak arch_uretprobe_may_use_syscall(struct pt_regs *regs)
+{
+	return false;
+}
+
+/**
+ * arch_uretprobe_syscall_unwind - undo what the syscall trampoline saved
+ * @regs: the registers at its breakpoint or syscall
+ *
+ * Restores the registers the trampoline saved on the stack and the stack
+ * pointer, so that @regs are as just after the return.
+ *
+ * Return: 0, or -EFAULT when the saved registers cannot be read.
+ */
+int __weak arch_uretprobe_syscall_unwind(struct pt_regs *regs)
+{
+	return -EINVAL;
+}
+
+/**
+ * uprobe_trampoline_trap - a breakpoint trapped: is it a trampoline's?
+ * @regs: the registers
+ * @bp_vaddr: the breakpoint's address
+ *
+ * Slot 0's breakpoint is the breakpoint trampoline.  The one in the
+ * syscall trampoline is reached only when its syscall did not run our
+ * handler (a ptracer or syscall user dispatch took it, or a seccomp
+ * filter refused it): finish the return here instead.
+ *
+ * Context: uprobe_notify_resume().
+ * Return: true when it was one (and has been dealt with).
+ */
+bool uprobe_trampoline_trap(struct pt_regs *regs, unsigned long bp_vaddr)
+{
+	struct xol_area *area = mm_xol_area(current->mm);
+
+	if (!area || !xol_is_trampoline(area, bp_vaddr))
+		return false;
+	if (bp_vaddr != area->vaddr) {
+		if (arch_uretprobe_syscall_unwind(regs)) {
+			force_sig(SIGSEGV);
+			return true;
+		}
+		instruction_pointer_set(regs,
+					xol_slot_vaddr(area, XOL_SYSCALL_SLOT));
+	}
+	uprobe_handle_trampoline(regs);
+	return true;
+}
+
+/**
  * uprobe_free_returns - drop a thread's pending returns and its cache
  * @utask: its state
  */
@@ -302,7 +373,7 @@ void uprobe_free_returns(struct uprobe_task *utask)
  * @nr: its length
  * @in_user: current was interrupted in user mode
  *
- * A stack walk finds the trampoline wherever a pending return probe has
+ * A stack walk finds a trampoline wherever a pending return probe has
  * hijacked a return address, one return slot per pending instance (a
  * chain of tail calls shares one), in the order of the instance list.
  * Replace each with the address the function will really return to.
@@ -327,7 +398,7 @@ void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user)
 		return;
 
 	for (i = 0; i < nr && ri; i++) {
-		if (ips[i] != area->vaddr)
+		if (!xol_is_trampoline(area, ips[i]))
 			continue;
 		while (ri->chained && ri->next)
 			ri = ri->next;

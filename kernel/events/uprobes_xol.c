@@ -13,8 +13,10 @@
  * returns in the child point at it).
  *
  * Slot 0 holds the return trampoline: one breakpoint, recognised by its
- * address.  Every other slot is lent to one thread for one step; when all
- * are in use, threads that need one wait for a step to end.
+ * address.  Where the architecture has a return trampoline that enters the
+ * kernel by a syscall instead (cheaper than a trap), slot 1 holds it.
+ * Every other slot is lent to one thread for one step; when all are in
+ * use, threads that need one wait for a step to end.
  *
  * Memory: about 90 bytes of struct xol_area (kmalloc-96) per mm that uses
  * it, one page for the trampoline and the first slots, one more page per
@@ -25,18 +27,13 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/ptrace.h>
 #include <linux/sched/signal.h>
 #include <linux/security.h>
 #include <linux/slab.h>
 #include <linux/uprobes.h>
 
 #include "uprobes_internal.h"
-
-static struct xol_area *mm_xol_area(struct mm_struct *mm)
-{
-	/* Pairs with the release store in xol_get_area(). */
-	return smp_load_acquire(&mm->uprobes_state.xol_area);
-}
 
 static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
 			    struct vm_area_struct *vma, struct vm_fault *vmf)
@@ -90,6 +87,39 @@ void __weak arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 	flush_dcache_page(page);
 }
 
+/**
+ * arch_uretprobe_syscall_trampoline - a return trampoline without a trap
+ * @len: set to its length in bytes (at most UPROBE_XOL_SLOT_BYTES)
+ *
+ * Architectures that have one return its code; a return that lands in it
+ * must end in uprobe_handle_trampoline() with the registers as just after
+ * the return.
+ *
+ * Return: the code, or NULL (the default: only the breakpoint).
+ */
+const void * __weak arch_uretprobe_syscall_trampoline(unsigned int *len)
+{
+	return NULL;
+}
+
+/* Write the trampolines into the first page, once the address is known. */
+static void xol_write_trampolines(struct xol_area *area)
+{
+	uprobe_opcode_t bp = UPROBE_SWBP_INSN;
+	const void *code;
+	unsigned int len;
+
+	arch_uprobe_copy_ixol(area->pages[0], area->vaddr, &bp,
+			      UPROBE_SWBP_INSN_SIZE);
+	code = arch_uretprobe_syscall_trampoline(&len);
+	if (!code || WARN_ON_ONCE(len > UPROBE_XOL_SLOT_BYTES))
+		return;
+	arch_uprobe_copy_ixol(area->pages[0],
+			      xol_slot_vaddr(area, XOL_SYSCALL_SLOT),
+			      (void *)code, len);
+	area->syscall_tramp = true;
+}
+
 static void xol_area_free(struct xol_area *area)
 {
 	int i;
@@ -100,10 +130,9 @@ static void xol_area_free(struct xol_area *area)
 	kfree(area);
 }
 
-/* An area with its first page and the trampoline, for address @vaddr. */
+/* An area with its first page and the trampolines, for address @vaddr. */
 static struct xol_area *xol_area_new(unsigned long vaddr)
 {
-	uprobe_opcode_t trampoline = UPROBE_SWBP_INSN;
 	struct xol_area *area;
 
 	area = kzalloc(sizeof(*area), GFP_KERNEL);
@@ -117,11 +146,12 @@ static struct xol_area *xol_area_new(unsigned long vaddr)
 	spin_lock_init(&area->lock);
 	init_waitqueue_head(&area->wq);
 	atomic_set(&area->slot_waiters, 0);
+	/* Both trampoline slots, whether or not the second is used. */
 	__set_bit(0, area->slots);
+	__set_bit(XOL_SYSCALL_SLOT, area->slots);
 	area->vaddr = vaddr;
 	if (vaddr)
-		arch_uprobe_copy_ixol(area->pages[0], vaddr, &trampoline,
-				      UPROBE_SWBP_INSN_SIZE);
+		xol_write_trampolines(area);
 	return area;
 }
 
@@ -152,7 +182,6 @@ struct xol_area *xol_get_area(void)
 {
 	struct mm_struct *mm = current->mm;
 	struct xol_area *area = mm_xol_area(mm), *new;
-	uprobe_opcode_t trampoline = UPROBE_SWBP_INSN;
 	struct vm_area_struct *vma;
 	unsigned long vaddr;
 
@@ -176,9 +205,8 @@ struct xol_area *xol_get_area(void)
 	if (IS_ERR(vma))
 		goto unlock;
 	new->vaddr = vaddr;
-	arch_uprobe_copy_ixol(new->pages[0], vaddr, &trampoline,
-			      UPROBE_SWBP_INSN_SIZE);
-	/* Readers see the trampoline written: pairs with mm_xol_area(). */
+	xol_write_trampolines(new);
+	/* Readers see the trampolines written: pairs with mm_xol_area(). */
 	smp_store_release(&mm->uprobes_state.xol_area, new);
 	area = new;
 	new = NULL;
@@ -200,6 +228,37 @@ unsigned long uprobe_get_trampoline_vaddr(void)
 	struct xol_area *area = mm_xol_area(current->mm);
 
 	return area ? area->vaddr : -1;
+}
+
+/**
+ * uprobe_get_syscall_trampoline_vaddr - where current's syscall trampoline is
+ *
+ * Return: its user address, or -1 when current->mm has none.
+ */
+unsigned long uprobe_get_syscall_trampoline_vaddr(void)
+{
+	struct xol_area *area;
+
+	if (!current->mm)
+		return -1;
+	area = mm_xol_area(current->mm);
+	if (!area || !area->syscall_tramp)
+		return -1;
+	return xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
+}
+
+/**
+ * uprobe_in_syscall_trampoline - is current in its syscall trampoline?
+ * @regs: current's user registers
+ *
+ * Return: true when regs->ip is in current->mm's syscall trampoline.
+ */
+bool uprobe_in_syscall_trampoline(struct pt_regs *regs)
+{
+	unsigned long tramp = uprobe_get_syscall_trampoline_vaddr();
+
+	return tramp != -1UL &&
+	       instruction_pointer(regs) - tramp < UPROBE_XOL_SLOT_BYTES;
 }
 
 unsigned long xol_slot_vaddr(struct xol_area *area, unsigned int slot)

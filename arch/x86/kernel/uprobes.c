@@ -41,6 +41,8 @@
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/signal.h>
+#include <linux/syscalls.h>
+#include <linux/thread_info.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
 #include <asm/debugreg.h>
@@ -596,4 +598,108 @@ bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,
 	if (ctx == RP_CHECK_CALL)
 		return regs->sp < ret->stack;
 	return regs->sp <= ret->stack;
+}
+
+/*
+ * The return trampoline of 64-bit tasks: save the three registers the
+ * syscall instruction destroys, then enter the kernel by the uretprobe
+ * syscall, which puts them back and returns to the real return address.
+ * The stack below sp is free at this point: the function that returned
+ * had its frame there.  If the syscall comes back here, it did not run
+ * (a ptracer skipped it, syscall user dispatch or a seccomp filter took
+ * it): the breakpoint after it finishes the return instead.
+ */
+#define UPROBE_TRAMP_SYSCALL_END	11	/* where syscall leaves ip */
+
+static const u8 uprobe_syscall_tramp[] = {
+	0x50,					/* push %rax */
+	0x51,					/* push %rcx */
+	0x41, 0x53,				/* push %r11 */
+	0xb8, __NR_uretprobe & 0xff,		/* mov $__NR_uretprobe, %eax */
+	(__NR_uretprobe >> 8) & 0xff, 0, 0,
+	0x0f, 0x05,				/* syscall */
+	UPROBE_SWBP_INSN,			/* int3 */
+};
+
+/* What the trampoline pushed, lowest address first. */
+struct uprobe_tramp_frame {
+	unsigned long	r11;
+	unsigned long	cx;
+	unsigned long	ax;
+};
+
+/**
+ * arch_uretprobe_syscall_trampoline() - the x86_64 syscall trampoline
+ * @len: set to its length
+ *
+ * Return: its code, for XOL slot 1.
+ */
+const void *arch_uretprobe_syscall_trampoline(unsigned int *len)
+{
+	BUILD_BUG_ON(sizeof(uprobe_syscall_tramp) - 1 != UPROBE_TRAMP_SYSCALL_END);
+	*len = sizeof(uprobe_syscall_tramp);
+	return uprobe_syscall_tramp;
+}
+
+/**
+ * arch_uretprobe_may_use_syscall() - may this return use the syscall?
+ * @regs: user registers at the probed function's entry
+ *
+ * Not for 32-bit code (it has no such syscall), nor for a task whose
+ * syscalls a ptracer watches or emulates (it would see an extra syscall)
+ * or that syscall user dispatch sends to a signal handler (the handler
+ * would see it).  Seccomp filters let the trampoline's syscall through.
+ *
+ * Return: true when the syscall trampoline may be used.
+ */
+bool arch_uretprobe_may_use_syscall(struct pt_regs *regs)
+{
+	return user_64bit_mode(regs) &&
+	       !test_syscall_work(SYSCALL_TRACE) &&
+	       !test_syscall_work(SYSCALL_EMU) &&
+	       !test_syscall_work(SYSCALL_USER_DISPATCH);
+}
+
+/**
+ * arch_uretprobe_syscall_unwind() - restore what the trampoline saved
+ * @regs: user registers in the syscall trampoline, after its pushes
+ *
+ * Return: 0, or -EFAULT when the stack cannot be read (unchanged then).
+ */
+int arch_uretprobe_syscall_unwind(struct pt_regs *regs)
+{
+	struct uprobe_tramp_frame f;
+
+	if (copy_from_user(&f, (void __user *)regs->sp, sizeof(f)))
+		return -EFAULT;
+	regs->r11 = f.r11;
+	regs->cx = f.cx;
+	regs->ax = f.ax;
+	regs->sp += sizeof(f);
+	return 0;
+}
+
+/*
+ * The syscall trampoline's way into the kernel.  Called from anywhere
+ * else, it does nothing, as on a kernel without it.
+ */
+SYSCALL_DEFINE0(uretprobe)
+{
+	struct pt_regs *regs = task_pt_regs(current);
+	unsigned long tramp = uprobe_get_syscall_trampoline_vaddr();
+
+	if (tramp == -1UL || regs->ip != tramp + UPROBE_TRAMP_SYSCALL_END)
+		return -ENOSYS;
+	if (arch_uretprobe_syscall_unwind(regs)) {
+		force_sig(SIGSEGV);
+		return -EFAULT;
+	}
+	/*
+	 * ax now holds the function's return value: with orig_ax >= 0 a
+	 * value of -ERESTARTSYS & co. would have the syscall restarted.
+	 */
+	regs->orig_ax = -1;
+	regs->ip = tramp;
+	uprobe_handle_trampoline(regs);
+	return regs->ax;
 }

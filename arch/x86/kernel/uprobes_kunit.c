@@ -16,7 +16,9 @@
 #include <kunit/test.h>
 #include <linux/kernel.h>
 #include <linux/string.h>
+#include <linux/uprobes.h>
 #include <asm/insn.h>
+#include <asm/unistd.h>
 #include <asm/processor-flags.h>
 
 #include "uprobes_insn.h"
@@ -757,6 +759,40 @@ static void uk_mov_mem_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, op.emul, UPROBE_EMUL_NONE);
 }
 
+/*
+ * The syscall return trampoline decodes as what the syscall handler
+ * expects: three pushes (the frame it unwinds), the syscall number, the
+ * syscall, and the fallback breakpoint right where the syscall leaves ip.
+ */
+static void uk_syscall_trampoline_test(struct kunit *test)
+{
+	static const u8 want_op[] = { 0x50, 0x51, 0x53, 0xb8, 0x0f, 0xcc };
+	const u8 *code;
+	unsigned int len, off = 0;
+	struct insn insn;
+	int i;
+
+	code = arch_uretprobe_syscall_trampoline(&len);
+	KUNIT_ASSERT_NOT_NULL(test, code);
+	KUNIT_EXPECT_LE(test, len, UPROBE_XOL_SLOT_BYTES);
+	for (i = 0; i < ARRAY_SIZE(want_op); i++) {
+		KUNIT_ASSERT_LT_MSG(test, off, len, "insn %d", i);
+		KUNIT_ASSERT_EQ_MSG(test, insn_decode(&insn, code + off, len - off,
+						      INSN_MODE_64), 0, "insn %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, insn.opcode.bytes[0], want_op[i],
+				    "insn %d at %u", i, off);
+		if (want_op[i] == 0xb8)
+			KUNIT_EXPECT_EQ(test, insn.immediate.value, __NR_uretprobe);
+		if (want_op[i] == 0x0f)
+			KUNIT_EXPECT_EQ(test, insn.opcode.bytes[1], 0x05);
+		off += insn.length;
+	}
+	/* The push of %r11 needs REX.B; the breakpoint is the last byte. */
+	KUNIT_EXPECT_EQ(test, code[2], 0x41);
+	KUNIT_EXPECT_EQ(test, off, len);
+	KUNIT_EXPECT_EQ(test, code[len - 1], UPROBE_SWBP_INSN);
+}
+
 static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE_PARAM(uk_insn_test, uk_insn_gen_params),
 	KUNIT_CASE(uk_emul_operands_test),
@@ -765,6 +801,7 @@ static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE(uk_cond_test),
 	KUNIT_CASE(uk_loop_test),
 	KUNIT_CASE(uk_add_sub_test),
+	KUNIT_CASE(uk_syscall_trampoline_test),
 	{}
 };
 
