@@ -3,7 +3,10 @@
  * Return probes: the right return value, one report per real return, and
  * the program's own results unchanged through recursion, threads,
  * longjmp, siglongjmp, C++ exceptions, fork, vfork, exec and a probe
- * removed while returns are pending.
+ * removed while returns are pending.  Every register and flag survives
+ * the return, and so do restart codes under signals; programs under
+ * seccomp, syscall user dispatch or a syscall-stopping tracer see no
+ * syscall they did not make.
  */
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
@@ -528,6 +531,158 @@ TEST_F(ret, return_line_names_function_and_caller)
 	UT_CMD(t, r, "call ut_plain 1 1 1");
 	ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), 0, line, sizeof(line)));
 	EXPECT_NE(NULL, strstr(line, want)) TH_LOG("expected '%s' in '%s'", want, line);
+}
+
+/*
+ * A return leaves every register as the function left it (including
+ * the ones a syscall would clobber) and the flags, and the caller's
+ * saved registers and stack pointer as they were.
+ */
+TEST_F(ret, registers_and_flags_unchanged_across_probed_return)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_regs");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_PROBE(1, 'r', self->target, off, NULL, "ret=$retval:x64");
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_regcheck 1 2000");
+	EXPECT_EQ(0, ut_okval(r))
+		TH_LOG("a register was wrong with %ld calls left", ut_okval(r));
+	EXPECT_EQ(2000, UT_HITS(0));
+	EXPECT_EQ(2000, UT_HITS(1));
+	EXPECT_EQ(0x11111111, field_num(&self->c, 1, 0, "ret"));
+}
+
+/*
+ * Values that ask a syscall to be restarted (-ERESTARTSYS and its kind)
+ * come back from a probed function as they are, also when a signal is
+ * delivered on the way back.
+ */
+TEST_F(ret, restart_codes_returned_unchanged_under_signals)
+{
+	struct ut_target *t;
+	long sum, nsig, calls, want = 0, i;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_errval");
+	UT_PROBE(0, 'r', self->target, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "sigloop ut_errval 20000 20");
+	ASSERT_EQ(3, sscanf(r, "ok %ld %ld %*d %ld", &sum, &nsig, &calls))
+		TH_LOG("reply '%s'", r);
+	for (i = 0; i < calls; i++)
+		want += -512 - i % 5;
+	EXPECT_EQ(want, sum) TH_LOG("%ld calls, %ld signals", calls, nsig);
+	EXPECT_LE(2000, calls);
+	EXPECT_LE(10, nsig) TH_LOG("only %ld signals came", nsig);
+	EXPECT_EQ(calls, UT_HITS(0));
+	UT_CMD(t, r, "ping");
+}
+
+/*
+ * A probed function that installs a seccomp filter killing on syscall
+ * 335 returns (and later probed returns too); the filter does work.
+ */
+TEST_F(ret, seccomp_filter_installed_in_probed_function_keeps_it_alive)
+{
+	struct ut_target *t;
+	char r[256];
+	long off, off2;
+	int st;
+
+	UT_SYM(off, self->target, "ut_sandbox");
+	UT_SYM(off2, self->target, "ut_plain");
+	UT_PROBE(0, 'r', self->target, off, NULL, "ret=$retval:s64");
+	UT_PROBE(1, 'r', self->target, off2, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_sandbox 1 335 4");
+	if (ut_okval(r) == -EINVAL || ut_okval(r) == -ENOSYS)
+		SKIP(return, "no seccomp filters in this kernel");
+	EXPECT_EQ(20, ut_okval(r));
+	UT_CMD(t, r, "call ut_plain 100 2 3");
+	EXPECT_EQ(9, ut_okval(r));
+	EXPECT_EQ(1, UT_LINES(0, t->pid));
+	EXPECT_EQ(100, UT_LINES(1, t->pid));
+	/* The filter is in force: the program's own syscall 335 kills it. */
+	ASSERT_NE(0, ut_target_cmd(t, r, sizeof(r), "call ut_sys 1 335"));
+	st = ut_target_stop(t);
+	EXPECT_TRUE(WIFSIGNALED(st) && WTERMSIG(st) == SIGSYS) TH_LOG("status 0x%x", st);
+}
+
+/*
+ * A program that dispatches its own syscalls to SIGSYS (syscall user
+ * dispatch, as Wine does) gets no SIGSYS from probed returns.
+ */
+TEST_F(ret, syscall_user_dispatch_sees_no_signal_from_returns)
+{
+	struct ut_target *t;
+	char r[256];
+	long off, nsys;
+
+	UT_SYM(off, self->target, "ut_plain");
+	UT_PROBE(0, 'r', self->target, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "sud ut_plain 200 2 3");
+	EXPECT_STREQ("ok 9 0", r);
+	EXPECT_EQ(200, UT_LINES(0, t->pid));
+	/* Dispatch does work: a syscall of its own raises SIGSYS. */
+	UT_CMD(t, r, "sud ut_sys 1 39");
+	ASSERT_EQ(1, sscanf(r, "ok %*d %ld", &nsys)) TH_LOG("reply '%s'", r);
+	EXPECT_EQ(1, nsys);
+}
+
+/* A tracer stopping at every syscall sees none from probed returns. */
+TEST_F(ret, ptrace_syscall_tracer_sees_no_syscall_from_returns)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_plain");
+	UT_PROBE(0, 'r', self->target, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "ptraced ut_plain 100 335 9 2 3");
+	EXPECT_STREQ("ok 0 0", r);
+	EXPECT_EQ(100, UT_HITS(0));
+	/* The tracer does count: a syscall 335 of the child's own. */
+	UT_CMD(t, r, "ptraced ut_sys 1 335 -38 335");
+	EXPECT_STREQ("ok 2 0", r);
+}
+
+/*
+ * Syscall 335 made by the program itself, even from a function whose
+ * return is pending, fails with ENOSYS and touches nothing.
+ */
+TEST_F(ret, program_syscall_335_fails_enosys_with_return_pending)
+{
+	struct ut_target *t;
+	static struct rets rs;
+	char r[256];
+	long off;
+	int i;
+
+	UT_SYM(off, self->target, "ut_sys");
+	UT_PROBE(0, 'r', self->target, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_sys 3 335");
+	EXPECT_EQ(-ENOSYS, ut_okval(r));
+	ASSERT_EQ(3, collect(&self->c, 0, &rs));
+	for (i = 0; i < 3; i++)
+		EXPECT_EQ(-ENOSYS, rs.val[i]);
+	UT_CMD(t, r, "call ut_plain 1 2 3");
+	EXPECT_EQ(9, ut_okval(r));
 }
 
 UT_HARNESS_MAIN

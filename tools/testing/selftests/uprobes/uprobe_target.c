@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stddef.h>
 #include <pthread.h>
 #include <sched.h>
 #include <setjmp.h>
@@ -25,7 +26,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <sys/syscall.h>
 #include <sys/time.h>
 #include <sys/types.h>
@@ -253,6 +259,100 @@ asm("	.text\n"
 "	.p2align 12\n"
 );
 
+/*
+ * Registers across a return: ut_regs sets every register a function may
+ * change, and the flags, to known values; ut_regcheck(n) calls it n times
+ * with the registers a function must keep set to known values too, and
+ * checks all of them after each return.  0 when every return was right,
+ * else the number of calls left when one was not.
+ */
+asm("	.text\n"
+"	.p2align 4\n"
+"	.globl ut_regs\n"
+"	.type ut_regs, @function\n"
+"ut_regs:\n"
+"	mov $0x11111111, %rax\n"
+"	mov $-0x22222222, %rcx\n"
+"	mov $0x33333333, %rdx\n"
+"	mov $-0x44444444, %rsi\n"
+"	mov $0x55555555, %rdi\n"
+"	mov $-0x66666666, %r8\n"
+"	mov $0x77777777, %r9\n"
+"	mov $-0x12345678, %r10\n"
+"	mov $0x7fffffff, %r11d\n"
+"	add $1, %r11d\n"		/* OF, SF set; ZF clear */
+"	stc\n"				/* CF set */
+"	ret\n"
+"	.size ut_regs, .-ut_regs\n"
+"	.p2align 4\n"
+"	.globl ut_regcheck\n"
+"	.type ut_regcheck, @function\n"
+"ut_regcheck:\n"
+"	push %rbx\n"
+"	push %rbp\n"
+"	push %r12\n"
+"	push %r13\n"
+"	push %r14\n"
+"	push %r15\n"
+"	mov %rdi, %r15\n"
+"	mov $-0x4f4f4f50, %rbx\n"
+"	mov $0x3b3b3b3b, %rbp\n"
+"	mov $-0x3d3d3d3e, %r12\n"
+"	mov $0x2c2c2c2c, %r13\n"
+"	mov %rsp, %r14\n"
+"1:	test %r15, %r15\n"
+"	jz 8f\n"
+"	call ut_regs\n"
+"	jnc 9f\n"
+"	jno 9f\n"
+"	jns 9f\n"
+"	jz 9f\n"
+"	cmp %r14, %rsp\n"
+"	jne 9f\n"
+"	cmp $0x11111111, %rax\n"
+"	jne 9f\n"
+"	cmp $-0x22222222, %rcx\n"
+"	jne 9f\n"
+"	cmp $0x33333333, %rdx\n"
+"	jne 9f\n"
+"	cmp $-0x44444444, %rsi\n"
+"	jne 9f\n"
+"	cmp $0x55555555, %rdi\n"
+"	jne 9f\n"
+"	cmp $-0x66666666, %r8\n"
+"	jne 9f\n"
+"	cmp $0x77777777, %r9\n"
+"	jne 9f\n"
+"	cmp $-0x12345678, %r10\n"
+"	jne 9f\n"
+"	mov $0x80000000, %eax\n"
+"	cmp %rax, %r11\n"
+"	jne 9f\n"
+"	cmp $-0x4f4f4f50, %rbx\n"
+"	jne 9f\n"
+"	cmp $0x3b3b3b3b, %rbp\n"
+"	jne 9f\n"
+"	cmp $-0x3d3d3d3e, %r12\n"
+"	jne 9f\n"
+"	cmp $0x2c2c2c2c, %r13\n"
+"	jne 9f\n"
+"	dec %r15\n"
+"	jmp 1b\n"
+"8:	xor %eax, %eax\n"
+"	jmp 7f\n"
+"9:	mov %r15, %rax\n"
+"7:	pop %r15\n"
+"	pop %r14\n"
+"	pop %r13\n"
+"	pop %r12\n"
+"	pop %rbp\n"
+"	pop %rbx\n"
+"	ret\n"
+"	.size ut_regcheck, .-ut_regcheck\n"
+);
+
+long ut_regs(void);
+long ut_regcheck(long n);
 long ut_lea(long a, long b);
 long ut_nop(long a);
 long ut_push(long a);
@@ -300,6 +400,47 @@ NOINLINE long ut_plain(long a, long b)
 {
 	asm volatile("" ::: "memory");
 	return 3 * a + b;
+}
+
+/*
+ * Values a syscall returns only to ask for its restart (-ERESTARTSYS to
+ * -ERESTART_RESTARTBLOCK): -512 - a % 5.  A return probe must hand them
+ * back untouched, with a signal pending or not.
+ */
+NOINLINE long ut_errval(long a, long b)
+{
+	asm volatile("" ::: "memory");
+	return -512 - a % 5;
+}
+
+/*
+ * Install a seccomp filter that kills the process on syscall @nr, then
+ * return 5 * a (a return probe on it returns after the filter is in).
+ * -errno when the filter could not be installed.
+ */
+NOINLINE long ut_sandbox(long nr, long a)
+{
+	struct sock_filter insns[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			 offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, nr, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_KILL_PROCESS),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = 4, .filter = insns };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, &prog))
+		return -errno;
+	return 5 * a;
+}
+
+/* syscall(nr): its result, or -errno. */
+NOINLINE long ut_sys(long nr)
+{
+	long r = syscall(nr, 0, 0, 0);
+
+	return r == -1 ? -errno : r;
 }
 
 /* longjmp out of two probed frames. */
@@ -430,7 +571,9 @@ static struct fn fns[] = {
 	{ "ut_lj_outer", ut_lj_outer }, { "ut_raiser", ut_raiser },
 	{ "ut_forker", ut_forker }, { "ut_vforker", ut_vforker },
 	{ "ut_block", ut_block }, { "ut_execer", ut_execer },
-	{ "ut_sdt", ut_sdt },
+	{ "ut_sdt", ut_sdt }, { "ut_regs", ut_regs },
+	{ "ut_regcheck", ut_regcheck }, { "ut_errval", ut_errval },
+	{ "ut_sandbox", ut_sandbox }, { "ut_sys", ut_sys },
 	{ NULL, NULL },
 };
 
@@ -556,6 +699,54 @@ static void where_handler(int sig, siginfo_t *si, void *ucv)
 }
 
 /* The child forkpause left waiting, and its report pipe. */
+/* Syscall user dispatch: the selector, and the SIGSYS it raised. */
+static volatile char sud_selector;
+static volatile long nsigsys;
+
+static void sud_handler(int sig, siginfo_t *si, void *ucv)
+{
+	sud_selector = SYSCALL_DISPATCH_FILTER_ALLOW;
+	nsigsys++;
+}
+
+/*
+ * A child traced with PTRACE_SYSCALL calls FN(A, B) N times and exits 0
+ * when each returned @want; the tracer counts its syscall stops with
+ * number @nr.
+ */
+static void ptraced(ut_fn fn, long n, long want, long a, long b, long nr)
+{
+	long i, bad = 0, seen = 0;
+	struct user_regs_struct regs;
+	pid_t pid;
+	int st;
+
+	fflush(stdout);
+	pid = fork();
+	if (pid == 0) {
+		ptrace(PTRACE_TRACEME, 0, NULL, NULL);
+		raise(SIGSTOP);
+		for (i = 0; i < n; i++)
+			bad += fn(a, b, 0) != want;
+		_exit(bad ? 1 : 0);
+	}
+	for (;;) {
+		if (waitpid(pid, &st, 0) != pid || !WIFSTOPPED(st))
+			break;
+		if (WSTOPSIG(st) == (SIGTRAP | 0x80)) {
+			ptrace(PTRACE_GETREGS, pid, NULL, &regs);
+			if ((long)regs.orig_rax == nr)
+				seen++;
+		} else if (WSTOPSIG(st) == SIGSTOP) {
+			ptrace(PTRACE_SETOPTIONS, pid, NULL,
+			       (void *)PTRACE_O_TRACESYSGOOD);
+		}
+		ptrace(PTRACE_SYSCALL, pid, NULL, NULL);
+	}
+	printf("ok %ld %d\n", seen,
+	       WIFEXITED(st) ? WEXITSTATUS(st) : 0x100 + WTERMSIG(st));
+}
+
 static pid_t paused;
 static int paused_pipe[2];
 
@@ -957,6 +1148,52 @@ static void run(char *line)
 		printf("ok\n");
 	} else if (!strcmp(argv[0], "sema")) {
 		printf("ok %u\n", *(volatile unsigned short *)&ust_tick_semaphore);
+	} else if (!strcmp(argv[0], "sud") && argc >= 3) {
+		/*
+		 * sud FN N [A B]: with syscall user dispatch sending every
+		 * syscall to SIGSYS, call FN(A, B) N times.  Replies the
+		 * last result and the SIGSYS raised meanwhile.
+		 */
+		struct sigaction sa = { .sa_sigaction = sud_handler,
+					.sa_flags = SA_SIGINFO }, old;
+		long i, n = parse(argv[2]), r = 0;
+
+		fn = lookup(argv[1]);
+		if (!fn) {
+			printf("err no function\n");
+			return;
+		}
+		nsigsys = 0;
+		sud_selector = SYSCALL_DISPATCH_FILTER_ALLOW;
+		sigaction(SIGSYS, &sa, &old);
+		if (prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_ON,
+			  0, 0, &sud_selector)) {
+			printf("err prctl %s\n", strerror(errno));
+			return;
+		}
+		for (i = 0; i < n; i++) {
+			sud_selector = SYSCALL_DISPATCH_FILTER_BLOCK;
+			asm volatile("" ::: "memory");
+			r = fn(parse(argv[3]), parse(argv[4]), 0);
+			asm volatile("" ::: "memory");
+			sud_selector = SYSCALL_DISPATCH_FILTER_ALLOW;
+		}
+		prctl(PR_SET_SYSCALL_USER_DISPATCH, PR_SYS_DISPATCH_OFF, 0, 0, 0);
+		sigaction(SIGSYS, &old, NULL);
+		printf("ok %ld %ld\n", r, nsigsys);
+	} else if (!strcmp(argv[0], "ptraced") && argc >= 5) {
+		/*
+		 * ptraced FN N NR WANT [A B]: reply how many syscall stops
+		 * with number NR a tracer saw while its child called FN(A, B)
+		 * N times, and the child's exit (0: each result was WANT).
+		 */
+		fn = lookup(argv[1]);
+		if (!fn) {
+			printf("err no function\n");
+			return;
+		}
+		ptraced(fn, parse(argv[2]), parse(argv[4]), parse(argv[5]),
+			parse(argv[6]), parse(argv[3]));
 	} else if (!strcmp(argv[0], "sigloop") && argc >= 4) {
 		/*
 		 * sigloop FN N USEC [handler]: call FN(i, 1) N times while an
