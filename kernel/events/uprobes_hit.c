@@ -6,11 +6,12 @@
  *     uprobe_pre_sstep_notifier(), which only sets TIF_UPROBE when the mm
  *     has (or had) breakpoints of ours.
  *  2. On the way back to user space, uprobe_notify_resume() ->
- *     handle_swbp(): the trampoline goes to uprobes_ret.c; anything else
- *     is looked up in the mm's bp table (no lock), then through the VMA if
- *     the entry is missing.  No probe and no breakpoint any more: the
- *     probe was removed meanwhile, run the restored instruction.  No probe
- *     but a breakpoint: it is the program's own, SIGTRAP as usual.
+ *     handle_swbp(): the address is looked up in the mm's bp table (no
+ *     lock); if it is not there, it may be a return trampoline's (for
+ *     uprobes_ret.c), else it is looked up through the VMA.  No probe
+ *     and no breakpoint any more: the probe was removed meanwhile, run
+ *     the restored instruction.  No probe but a breakpoint: it is the
+ *     program's own, SIGTRAP as usual.
  *  3. The consumers' handlers run (under uprobes_srcu), with regs->ip at
  *     the probed address; a return probe hijacks the return address.
  *  4. The instruction runs: emulated by the architecture when it can,
@@ -318,13 +319,14 @@ static void handle_swbp(struct pt_regs *regs)
 	struct uprobe *uprobe;
 	int idx;
 
-	if (uprobe_trampoline_trap(regs, bp_vaddr))
-		return;
-
 	idx = srcu_read_lock(&uprobes_srcu);
 	uprobe = uprobe_bp_lookup(mm, bp_vaddr);
-	if (unlikely(!uprobe))
+	if (unlikely(!uprobe)) {
+		/* The trampolines are never in the table: look there first. */
+		if (uprobe_trampoline_trap(regs, bp_vaddr))
+			goto out;
 		uprobe = uprobe_bp_lookup_slow(mm, bp_vaddr);
+	}
 	if (!uprobe) {
 		handle_not_ours(regs, bp_vaddr);
 		goto out;

@@ -22,6 +22,7 @@
 #include <linux/rbtree.h>
 #include <linux/refcount.h>
 #include <linux/rwsem.h>
+#include <linux/sched.h>
 #include <linux/spinlock.h>
 #include <linux/srcu.h>
 #include <linux/uprobes.h>
@@ -121,8 +122,24 @@ struct xol_area {
 
 static inline struct xol_area *mm_xol_area(struct mm_struct *mm)
 {
-	/* Pairs with the release store in xol_get_area(). */
+	/* Pairs with the release store in xol_make_area(). */
 	return smp_load_acquire(&mm->uprobes_state.xol_area);
+}
+
+static inline unsigned long xol_slot_vaddr(struct xol_area *area,
+					   unsigned int slot)
+{
+	return area->vaddr + (unsigned long)slot * UPROBE_XOL_SLOT_BYTES;
+}
+
+struct xol_area *xol_make_area(void);
+
+/* current->mm's XOL area, made if needed: see xol_make_area(). */
+static inline struct xol_area *xol_get_area(void)
+{
+	struct xol_area *area = mm_xol_area(current->mm);
+
+	return likely(area) ? area : xol_make_area();
 }
 
 /* The slot of the syscall trampoline, right after the breakpoint's. */
@@ -182,8 +199,6 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
 
 /* uprobes_xol.c: the "[uprobes]" area */
-struct xol_area *xol_get_area(void);
-unsigned long xol_slot_vaddr(struct xol_area *area, unsigned int slot);
 unsigned int xol_take_slot(struct xol_area *area);
 void xol_put_slot(struct xol_area *area, unsigned int slot);
 void xol_fill_slot(struct xol_area *area, unsigned int slot,

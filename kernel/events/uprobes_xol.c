@@ -172,13 +172,13 @@ static unsigned long xol_find_range(void)
 }
 
 /**
- * xol_get_area - current->mm's XOL area, made if needed
+ * xol_make_area - current->mm's XOL area, made if needed
  *
  * Context: process context, may sleep; takes mmap_lock for write the
  * first time.
  * Return: the area, or NULL (no memory, no address space, fatal signal).
  */
-struct xol_area *xol_get_area(void)
+struct xol_area *xol_make_area(void)
 {
 	struct mm_struct *mm = current->mm;
 	struct xol_area *area = mm_xol_area(mm), *new;
@@ -259,11 +259,6 @@ bool uprobe_in_syscall_trampoline(struct pt_regs *regs)
 
 	return tramp != -1UL &&
 	       instruction_pointer(regs) - tramp < UPROBE_XOL_SLOT_BYTES;
-}
-
-unsigned long xol_slot_vaddr(struct xol_area *area, unsigned int slot)
-{
-	return area->vaddr + (unsigned long)slot * UPROBE_XOL_SLOT_BYTES;
 }
 
 /**
