@@ -148,7 +148,7 @@ static inline struct xol_area *xol_get_area(void)
 /* Is @addr in one of @area's return trampolines? */
 static inline bool xol_is_trampoline(struct xol_area *area, unsigned long addr)
 {
-	unsigned long sys = area->vaddr + XOL_SYSCALL_SLOT * UPROBE_XOL_SLOT_BYTES;
+	unsigned long sys = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
 
 	return addr == area->vaddr ||
 	       (area->syscall_tramp && addr - sys < UPROBE_XOL_SLOT_BYTES);

@@ -311,7 +311,8 @@ bool __weak arch_uretprobe_may_use_syscall(struct pt_regs *regs)
  * Restores the registers the trampoline saved on the stack and the stack
  * pointer, so that @regs are as just after the return.
  *
- * Return: 0, or -EFAULT when the saved registers cannot be read.
+ * Return: 0, -EFAULT when the saved registers cannot be read, or (the
+ * default, for architectures without a syscall trampoline) -EINVAL.
  */
 int __weak arch_uretprobe_syscall_unwind(struct pt_regs *regs)
 {
