@@ -86,7 +86,8 @@ enum uprobe_task_state {
  * @autask: the architecture's per-thread step state.
  * @vaddr: address of the probed instruction while it is being stepped
  *	(or while the handlers run).
- * @xol_vaddr: address of the XOL slot holding the copy during a step.
+ * @xol_vaddr: address of the XOL slot holding the copy during a step;
+ *	equal to @vaddr when a hit's step could not start and is retried.
  * @auprobe: the probe being handled or stepped (arch/x86/events reads
  *	->insn from handlers); NULL outside a hit.
  * @step_copy: the probe's arch data, copied for the step so that no

@@ -249,24 +249,21 @@ static bool run_handlers(struct uprobe *uprobe, struct pt_regs *regs,
  * The handlers of the hit at @bp_vaddr ran but its step could not start
  * (no memory for the XOL area or a slot's page): the thread goes back to
  * the breakpoint, and its next hit there only retries the step, so that
- * the hit is handled once.  Marked by auprobe pointing at the thread's
- * own step_copy while no step is in progress, a pair no other state has;
- * the copy is the probe's, as for a step.
+ * the hit is handled once.  Marked by xol_vaddr equal to vaddr, a pair no
+ * step has (a slot is never a probed address); auprobe stays NULL, since
+ * perf reads it from samples taken while the thread is in user space.
  */
-static void mark_step_retry(struct uprobe *uprobe, struct uprobe_task *utask,
-			    unsigned long bp_vaddr)
+static void mark_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
 {
-	utask->step_copy = uprobe->arch;
 	utask->vaddr = bp_vaddr;
-	utask->auprobe = &utask->step_copy;
+	utask->xol_vaddr = bp_vaddr;
 }
 
 static bool take_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
 {
-	bool retry = utask->auprobe == &utask->step_copy &&
-		     utask->vaddr == bp_vaddr;
+	bool retry = utask->xol_vaddr == bp_vaddr && utask->vaddr == bp_vaddr;
 
-	utask->auprobe = NULL;
+	utask->xol_vaddr = 0;
 	return retry;
 }
 
@@ -308,7 +305,8 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	utask->state = UTASK_SSTEP;
 	return;
 retry:
-	mark_step_retry(uprobe, utask, bp_vaddr);
+	utask->auprobe = NULL;
+	mark_step_retry(utask, bp_vaddr);
 }
 
 static void handle_swbp(struct pt_regs *regs)
