@@ -1219,7 +1219,7 @@ static int build_record(struct trace_uprobe *tu, struct uprobe_hit *hit,
 			void *stack_buf)
 {
 	struct trace_probe *tp = &tu->tp;
-	int i, len, dsize = 0;
+	int i, len, room, dsize = 0;
 	void *data;
 
 	for (i = 0; i < tp->nr_args; i++) {
@@ -1232,11 +1232,13 @@ static int build_record(struct trace_uprobe *tu, struct uprobe_hit *hit,
 	dsize = min_t(int, dsize, UPROBE_RECORD_MAX - head_size - tp->size);
 
 	rec->size = head_size + tp->size + dsize;
-	if (rec->size <= UPROBE_RECORD_ONSTACK) {
+	/* With room for perf's padding, so that perf can take it as it is. */
+	room = trace_uprobe_perf_size(rec->size);
+	if (room <= UPROBE_RECORD_ONSTACK) {
 		rec->data = stack_buf;
 		memset(rec->data, 0, rec->size);
 	} else {
-		rec->data = kzalloc(rec->size, GFP_KERNEL);
+		rec->data = kzalloc(room, GFP_KERNEL);
 		if (!rec->data)
 			return -ENOMEM;
 	}
@@ -1291,7 +1293,8 @@ static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
 static bool uprobe_hit(struct trace_uprobe *tu, struct uprobe_hit *hit,
 		       void *head, int head_size)
 {
-	u8 stack_buf[UPROBE_RECORD_ONSTACK] __aligned(sizeof(long));
+	/* build_record() clears what it uses: no need to clear it all first. */
+	u8 stack_buf[UPROBE_RECORD_ONSTACK] __aligned(sizeof(long)) __uninitialized;
 	unsigned int flags = trace_probe_load_flag(&tu->tp);
 	bool traced = flags & TP_FLAG_TRACE, to_perf = false;
 	struct uprobe_record rec;

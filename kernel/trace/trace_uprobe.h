@@ -88,6 +88,13 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 			    struct perf_event *event);
 bool trace_uprobe_perf_run_bpf(struct trace_uprobe *tu, struct pt_regs *regs);
 bool trace_uprobe_perf_has_listener(struct trace_uprobe *tu);
+
+/* A record of @size bytes as perf passes it: u64 aligned with its u32 size. */
+static inline int trace_uprobe_perf_size(int size)
+{
+	return ALIGN(size + sizeof(u32), sizeof(u64)) - sizeof(u32);
+}
+
 void trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
 			      struct uprobe_record *rec);
 

@@ -63,16 +63,21 @@ bool trace_uprobe_perf_wants(struct trace_uprobe_filter *filter,
 			     struct mm_struct *mm)
 {
 	struct perf_event *event;
-	bool ret;
+	bool ret = false;
+
+	/*
+	 * The common case, a system-wide event, without the lock: every hit
+	 * of every thread takes this path, and a read_lock() would make them
+	 * all write the lock's cache line.
+	 */
+	if (READ_ONCE(filter->nr_systemwide))
+		return true;
 
 	read_lock(&filter->rwlock);
-	ret = filter->nr_systemwide > 0;
-	if (!ret) {
-		list_for_each_entry(event, &filter->perf_events, hw.tp_list) {
-			if (READ_ONCE(event->hw.target->mm) == mm) {
-				ret = true;
-				break;
-			}
+	list_for_each_entry(event, &filter->perf_events, hw.tp_list) {
+		if (READ_ONCE(event->hw.target->mm) == mm) {
+			ret = true;
+			break;
 		}
 	}
 	read_unlock(&filter->rwlock);
@@ -135,7 +140,7 @@ int trace_uprobe_perf_open(struct trace_event_call *call,
 	write_lock(&filter->rwlock);
 	widens = !covered_by_others(filter, event);
 	if (is_systemwide(event))
-		filter->nr_systemwide++;
+		WRITE_ONCE(filter->nr_systemwide, filter->nr_systemwide + 1);
 	else
 		list_add(&event->hw.tp_list, &filter->perf_events);
 	write_unlock(&filter->rwlock);
@@ -173,7 +178,7 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 
 	write_lock(&filter->rwlock);
 	if (is_systemwide(event))
-		filter->nr_systemwide--;
+		WRITE_ONCE(filter->nr_systemwide, filter->nr_systemwide - 1);
 	else
 		list_del(&event->hw.tp_list);
 	narrows = !covered_by_others(filter, event);
@@ -234,21 +239,23 @@ bool trace_uprobe_perf_has_listener(struct trace_uprobe *tu)
  * trace_uprobe_perf_output - hand a hit's record to the perf events
  * @tu: the probe point hit
  * @regs: the user registers at the hit, for the samples
- * @rec: the record, its trace_entry head still to be filled in
+ * @rec: the record, its trace_entry head still to be filled in; its
+ *	buffer has room for perf's padding (see trace_uprobe_perf_size())
  *
- * Context: the probed task; disables preemption for perf's buffers.
+ * The record is handed over where it is: perf reads it only while
+ * perf_tp_event() runs, so it need not be copied into perf's per-CPU
+ * buffer first.
+ *
+ * Context: the probed task; disables preemption for perf's lists.
  */
 void trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
 			      struct uprobe_record *rec)
 {
 	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	int size = trace_uprobe_perf_size(rec->size);
 	struct hlist_head __percpu *heads;
 	struct hlist_head *head;
-	int size, rctx;
-	void *entry;
-
-	/* Perf records are u64 aligned once perf adds its u32 size. */
-	size = ALIGN(rec->size + sizeof(u32), sizeof(u64)) - sizeof(u32);
+	int rctx;
 
 	/*
 	 * Perf frees the lists after unregistering and a grace period:
@@ -264,13 +271,13 @@ void trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
 	if (hlist_empty(head))
 		goto out;
 
-	entry = perf_trace_buf_alloc(size, NULL, &rctx);
-	if (!entry)
+	rctx = perf_swevent_get_recursion_context();
+	if (rctx < 0)
 		goto out;
-	memcpy(entry, rec->data, rec->size);
-	memset(entry + rec->size, 0, size - rec->size);
-	perf_trace_buf_submit(entry, size, rctx, call->event.type, 1, regs,
-			      head, NULL);
+	/* No stale bytes in the padding a sample copies out. */
+	memset(rec->data + rec->size, 0, size - rec->size);
+	perf_tp_event(call->event.type, 1, rec->data, size, regs, head, rctx,
+		      NULL);
 out:
 	preempt_enable();
 }

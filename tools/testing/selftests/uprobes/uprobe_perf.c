@@ -310,6 +310,169 @@ TEST_F(perf, fork_child_outside_filter_not_counted_nor_patched)
 	EXPECT_EQ(5, count(fd));
 }
 
+/*
+ * Where field @name is in the records of event @ev of the case's group,
+ * from its format file: its offset, or -1 (and its size in *@size).
+ */
+static int field_at(struct ut_ctx *c, const char *ev, const char *name, int *size)
+{
+	char file[256], key[96], *fmt, *p;
+	int off = -1;
+
+	snprintf(file, sizeof(file), "events/%s/%s/format", c->grp, ev);
+	fmt = ut_read(file);
+	if (!fmt)
+		return -1;
+	snprintf(key, sizeof(key), " %s;", name);
+	p = strstr(fmt, key);
+	if (p && sscanf(p + strlen(key), " offset:%d; size:%d;", &off, size) != 2)
+		off = -1;
+	free(fmt);
+	return off;
+}
+
+/* Open a perf event on the tracefs event @ev of the case for task @pid. */
+static int open_tp(struct ut_ctx *c, const char *ev, int pid, bool sample)
+{
+	struct perf_event_attr attr;
+	char file[256], *id;
+	int fd;
+
+	snprintf(file, sizeof(file), "events/%s/%s/id", c->grp, ev);
+	id = ut_read(file);
+	if (!id)
+		return -ENOENT;
+	memset(&attr, 0, sizeof(attr));
+	attr.size = sizeof(attr);
+	attr.type = PERF_TYPE_TRACEPOINT;
+	attr.config = strtoul(id, NULL, 10);
+	free(id);
+	if (sample) {
+		attr.sample_period = 1;
+		attr.sample_type = PERF_SAMPLE_RAW;
+		attr.wakeup_events = 1;
+	}
+	fd = syscall(__NR_perf_event_open, &attr, pid, -1, -1, PERF_FLAG_FD_CLOEXEC);
+	return fd < 0 ? -errno : fd;
+}
+
+#define RAW_PAGES 8
+
+/*
+ * A sampled hit hands perf the probe's whole record: the event's id and
+ * the task in its head, the probed address, the arguments and the
+ * string, and zeros in the padding that aligns it (no stale kernel
+ * bytes reach user space).
+ */
+TEST_F(perf, raw_samples_carry_the_record_and_zeroed_padding)
+{
+	static const struct { long a, b; const char *s; int n; } calls[] = {
+		{ -7, 9, "hello", 3 },
+		{ 11, 4, "a-longer-string-than-the-first", 2 },
+	};
+	int o_ip, o_a, o_b, o_s, sz, fd, id, i, k = 0, seen = 0;
+	long off, psz = sysconf(_SC_PAGESIZE);
+	struct perf_event_mmap_page *pg;
+	unsigned long long pos, head;
+	struct ut_target *t;
+	unsigned char *data;
+	unsigned long fn;
+	char r[256], file[256], *idstr;
+	void *base;
+
+	UT_SYM(off, self->target, "ut_args");
+	UT_PROBE(0, 'p', self->target, off, NULL,
+		 "a=%di:s64 b=%si:u32 s=+0(%dx):string");
+	o_ip = field_at(&self->c, ut_ev(&self->c, 0), "__probe_ip", &sz);
+	o_a = field_at(&self->c, ut_ev(&self->c, 0), "a", &sz);
+	o_b = field_at(&self->c, ut_ev(&self->c, 0), "b", &sz);
+	o_s = field_at(&self->c, ut_ev(&self->c, 0), "s", &sz);
+	ASSERT_TRUE(o_ip >= 8 && o_a > 0 && o_b > 0 && o_s > 0)
+		TH_LOG("format: __probe_ip %d, a %d, b %d, s %d", o_ip, o_a, o_b, o_s);
+	snprintf(file, sizeof(file), "events/%s/%s/id", self->c.grp, ut_ev(&self->c, 0));
+	idstr = ut_read(file);
+	ASSERT_NE(NULL, idstr);
+	id = atoi(idstr);
+	free(idstr);
+
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "addr ut_args");
+	fn = strtoul(r + 3, NULL, 0);
+	fd = open_tp(&self->c, ut_ev(&self->c, 0), t->pid, true);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open(tracepoint %d): %s", id, strerror(-fd));
+	self->fd[self->nfd++] = fd;
+	base = mmap(NULL, (RAW_PAGES + 1) * psz, PROT_READ | PROT_WRITE,
+		    MAP_SHARED, fd, 0);
+	ASSERT_NE(MAP_FAILED, base);
+	for (i = 0; i < 2; i++)
+		UT_CMD(t, r, "callstr %d %ld %ld %s", calls[i].n, calls[i].a,
+		       calls[i].b, calls[i].s);
+
+	pg = base;
+	data = (unsigned char *)base + psz;
+	head = pg->data_head;
+	__sync_synchronize();
+	ASSERT_GT(RAW_PAGES * psz, (long)head) TH_LOG("the buffer wrapped");
+	for (pos = 0; pos < head && k < 2; ) {
+		struct perf_event_header h;
+		unsigned char *rec;
+		unsigned int size, loc;
+		int end;
+
+		memcpy(&h, data + pos, sizeof(h));
+		ASSERT_NE(0, h.size);
+		if (h.type != PERF_RECORD_SAMPLE) {
+			pos += h.size;
+			continue;
+		}
+		memcpy(&size, data + pos + sizeof(h), sizeof(size));
+		rec = data + pos + sizeof(h) + sizeof(size);
+		pos += h.size;
+		EXPECT_EQ(0, (size + sizeof(size)) % 8) TH_LOG("raw size %u", size);
+		EXPECT_EQ(id, *(unsigned short *)rec);
+		EXPECT_EQ(t->pid, *(int *)(rec + 4));
+		EXPECT_EQ(fn, *(unsigned long *)(rec + o_ip));
+		EXPECT_EQ(calls[k].a, *(long *)(rec + o_a));
+		EXPECT_EQ(calls[k].b, *(unsigned int *)(rec + o_b));
+		memcpy(&loc, rec + o_s, sizeof(loc));
+		EXPECT_EQ(strlen(calls[k].s) + 1, loc >> 16);
+		end = (loc & 0xffff) + (loc >> 16);
+		ASSERT_GE(size, (unsigned int)end) TH_LOG("string past the record");
+		EXPECT_STREQ(calls[k].s, (char *)rec + (loc & 0xffff));
+		for (i = end; i < (int)size; i++)
+			EXPECT_EQ(0, rec[i]) TH_LOG("padding byte %d of %u", i, size);
+		if (++seen == calls[k].n) {
+			k++;
+			seen = 0;
+		}
+	}
+	EXPECT_EQ(2, k) TH_LOG("%d samples of the second call, %d calls", seen, k);
+	munmap(base, (RAW_PAGES + 1) * psz);
+}
+
+/* A filter set on the perf event sees the record's fields. */
+TEST_F(perf, filtered_event_counts_matching_hits_only)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+	int fd;
+
+	UT_SYM(off, self->target, "ut_args");
+	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64 s=+0(%dx):string");
+	UT_START(t, "uprobe_target", NULL);
+	fd = open_tp(&self->c, ut_ev(&self->c, 0), t->pid, false);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open(tracepoint): %s", strerror(-fd));
+	self->fd[self->nfd++] = fd;
+	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "a == 7 && s == \"yes\""))
+		TH_LOG("PERF_EVENT_IOC_SET_FILTER: %s", strerror(errno));
+	UT_CMD(t, r, "callstr 3 7 1 yes");
+	UT_CMD(t, r, "callstr 2 5 1 yes");
+	UT_CMD(t, r, "callstr 5 7 1 no");
+	UT_CMD(t, r, "callstr 4 7 2 yes");
+	EXPECT_EQ(7, count(fd));
+}
+
 /* PERF_EVENT_IOC_DISABLE stops counting, ENABLE resumes it. */
 TEST_F(perf, disabled_event_stops_counting)
 {
