@@ -212,6 +212,7 @@ void uprobe_clear_state(struct mm_struct *mm);
 int uprobe_pre_sstep_notifier(struct pt_regs *regs);
 int uprobe_post_sstep_notifier(struct pt_regs *regs);
 void uprobe_notify_resume(struct pt_regs *regs);
+bool uprobe_breakpoint_trap(struct pt_regs *regs);
 bool uprobe_deny_signal(void);
 unsigned long uprobe_get_trampoline_vaddr(void);
 unsigned long uprobe_get_syscall_trampoline_vaddr(void);
@@ -286,6 +287,11 @@ static inline void uprobe_dup_mmap(struct mm_struct *oldmm,
 
 static inline void uprobe_notify_resume(struct pt_regs *regs)
 {
+}
+
+static inline bool uprobe_breakpoint_trap(struct pt_regs *regs)
+{
+	return false;
 }
 
 static inline bool uprobe_deny_signal(void)

@@ -2,11 +2,13 @@
 /*
  * uprobes: a thread hits a breakpoint.
  *
- *  1. The breakpoint traps; the architecture's die notifier calls
- *     uprobe_pre_sstep_notifier(), which only sets TIF_UPROBE when the mm
- *     has (or had) breakpoints of ours.
- *  2. On the way back to user space, uprobe_notify_resume() ->
- *     handle_swbp(): the address is looked up in the mm's bp table (no
+ *  1. The breakpoint traps.  An architecture whose trap handler calls
+ *     uprobe_breakpoint_trap() (x86) has the hit handled right there;
+ *     otherwise its die notifier calls uprobe_pre_sstep_notifier(), which
+ *     sets TIF_UPROBE, and uprobe_notify_resume() handles it on the way
+ *     back to user space.  Either only when the mm has (or had)
+ *     breakpoints of ours.
+ *  2. handle_swbp(): the address is looked up in the mm's bp table (no
  *     lock); if it is not there, it may be a return trampoline's (for
  *     uprobes_ret.c), else it is looked up through the VMA.  No probe
  *     and no breakpoint any more: the probe was removed meanwhile, run
@@ -148,6 +150,18 @@ unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
 	return instruction_pointer(regs);
 }
 
+/* A breakpoint trapped in current: can it be a probe or trampoline of ours? */
+static bool trap_may_be_ours(void)
+{
+	struct mm_struct *mm = current->mm;
+	struct uprobe_task *utask = current->utask;
+
+	if (!mm)
+		return false;
+	return test_bit(MMF_HAS_UPROBES, &mm->flags) ||
+	       (utask && utask->return_instances);
+}
+
 /**
  * uprobe_pre_sstep_notifier - a breakpoint trapped in user space
  * @regs: the registers
@@ -157,13 +171,7 @@ unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
  */
 int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 {
-	struct mm_struct *mm = current->mm;
-	struct uprobe_task *utask = current->utask;
-
-	if (!mm)
-		return 0;
-	if (!test_bit(MMF_HAS_UPROBES, &mm->flags) &&
-	    !(utask && utask->return_instances))
+	if (!trap_may_be_ours())
 		return 0;
 	set_thread_flag(TIF_UPROBE);
 	return 1;
@@ -395,6 +403,36 @@ void uprobe_notify_resume(struct pt_regs *regs)
 		finish_step(utask, regs);
 	else
 		handle_swbp(regs);
+}
+
+/**
+ * uprobe_breakpoint_trap - handle a breakpoint hit in its trap
+ * @regs: the user registers, as the trap left them
+ *
+ * An architecture's breakpoint trap handler may call this first, for a
+ * trap from user mode: a hit is then handled in the trap, with interrupts
+ * on, instead of through the die notifier and TIF_UPROBE on the way back
+ * to user space (a notifier chain and a pass of the exit work loop less
+ * per hit).  A thread in the middle of a step is left to the notifier,
+ * which knows the traps that end a step.
+ *
+ * Context: trap from user mode, interrupts off; turns them on meanwhile
+ * and may sleep, as the exit work would.
+ * Return: true when the trap was handled (a hit, a trampoline, or a
+ * breakpoint of ours already gone), false to go on as without it.
+ */
+bool uprobe_breakpoint_trap(struct pt_regs *regs)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (!user_mode(regs) || !trap_may_be_ours())
+		return false;
+	if (utask && utask->state != UTASK_RUNNING)
+		return false;
+	local_irq_enable();
+	handle_swbp(regs);
+	local_irq_disable();
+	return true;
 }
 
 /**

@@ -157,7 +157,8 @@ static struct xol_area *xol_area_new(unsigned long vaddr)
 
 /*
  * The highest free range the task can address, so the mapping stays out
- * of the way of the program's own top-down mmaps.
+ * of the way of the program's own top-down mmaps.  TASK_SIZE is the
+ * task's own limit (below 4G for a 32-bit task), whatever the context.
  */
 static unsigned long xol_find_range(void)
 {

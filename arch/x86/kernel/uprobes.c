@@ -495,21 +495,6 @@ static bool uprobe_x86_int3_ends_step(struct pt_regs *regs)
 	       regs->ip == utask->autask.int3_stop_ip;
 }
 
-/*
- * A breakpoint hit may make the core map the XOL area.  get_unmapped_area()
- * uses the 32-bit layout only for a task in a 32-bit syscall (TS_COMPAT),
- * which a trap is not: a compat task whose top page is taken (no ASLR)
- * would get an area above 4G that it cannot execute.  Say "compat" for
- * the rest of this kernel entry; the way back to user mode clears it.
- */
-static void uprobe_x86_compat_layout(struct pt_regs *regs)
-{
-#ifdef CONFIG_IA32_EMULATION
-	if (!user_64bit_mode(regs))
-		current_thread_info()->status |= TS_COMPAT;
-#endif
-}
-
 /**
  * arch_uprobe_exception_notify() - the core's die notifier, x86 side
  * @self: the notifier block
@@ -532,13 +517,15 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
 
 	switch (val) {
 	case DIE_INT3:
+		/*
+		 * do_int3_user() gave the trap to uprobe_breakpoint_trap()
+		 * first: what comes here is a trap during a step.
+		 */
 		if (uprobe_x86_int3_ends_step(regs) &&
 		    uprobe_post_sstep_notifier(regs))
 			return NOTIFY_STOP;
-		if (uprobe_pre_sstep_notifier(regs)) {
-			uprobe_x86_compat_layout(regs);
+		if (uprobe_pre_sstep_notifier(regs))
 			return NOTIFY_STOP;
-		}
 		break;
 	case DIE_DEBUG:
 		dr6 = (unsigned long *)args->err;
