@@ -312,9 +312,9 @@ TEST_F(perf, fork_child_outside_filter_not_counted_nor_patched)
 
 /*
  * Where field @name is in the records of event @ev of the case's group,
- * from its format file: its offset, or -1 (and its size in *@size).
+ * from its format file: its offset, or -1.
  */
-static int field_at(struct ut_ctx *c, const char *ev, const char *name, int *size)
+static int field_at(struct ut_ctx *c, const char *ev, const char *name)
 {
 	char file[256], key[96], *fmt, *p;
 	int off = -1;
@@ -325,28 +325,37 @@ static int field_at(struct ut_ctx *c, const char *ev, const char *name, int *siz
 		return -1;
 	snprintf(key, sizeof(key), " %s;", name);
 	p = strstr(fmt, key);
-	if (p && sscanf(p + strlen(key), " offset:%d; size:%d;", &off, size) != 2)
+	if (p && sscanf(p + strlen(key), " offset:%d;", &off) != 1)
 		off = -1;
 	free(fmt);
 	return off;
 }
 
-/* Open a perf event on the tracefs event @ev of the case for task @pid. */
-static int open_tp(struct ut_ctx *c, const char *ev, int pid, bool sample)
+/* The id of the case's tracefs event @ev, or -1. */
+static int event_id(struct ut_ctx *c, const char *ev)
 {
-	struct perf_event_attr attr;
-	char file[256], *id;
-	int fd;
+	char file[256], *s;
+	int id;
 
 	snprintf(file, sizeof(file), "events/%s/%s/id", c->grp, ev);
-	id = ut_read(file);
-	if (!id)
-		return -ENOENT;
+	s = ut_read(file);
+	if (!s)
+		return -1;
+	id = atoi(s);
+	free(s);
+	return id;
+}
+
+/* Open a perf event on tracefs event @id for task @pid: fd or -errno. */
+static int open_tp(int id, int pid, bool sample)
+{
+	struct perf_event_attr attr;
+	int fd;
+
 	memset(&attr, 0, sizeof(attr));
 	attr.size = sizeof(attr);
 	attr.type = PERF_TYPE_TRACEPOINT;
-	attr.config = strtoul(id, NULL, 10);
-	free(id);
+	attr.config = id;
 	if (sample) {
 		attr.sample_period = 1;
 		attr.sample_type = PERF_SAMPLE_RAW;
@@ -370,35 +379,32 @@ TEST_F(perf, raw_samples_carry_the_record_and_zeroed_padding)
 		{ -7, 9, "hello", 3 },
 		{ 11, 4, "a-longer-string-than-the-first", 2 },
 	};
-	int o_ip, o_a, o_b, o_s, sz, fd, id, i, k = 0, seen = 0;
+	int o_ip, o_a, o_b, o_s, fd, id, i, k = 0, seen = 0;
 	long off, psz = sysconf(_SC_PAGESIZE);
 	struct perf_event_mmap_page *pg;
 	unsigned long long pos, head;
 	struct ut_target *t;
 	unsigned char *data;
 	unsigned long fn;
-	char r[256], file[256], *idstr;
+	char r[256];
 	void *base;
 
 	UT_SYM(off, self->target, "ut_args");
 	UT_PROBE(0, 'p', self->target, off, NULL,
 		 "a=%di:s64 b=%si:u32 s=+0(%dx):string");
-	o_ip = field_at(&self->c, ut_ev(&self->c, 0), "__probe_ip", &sz);
-	o_a = field_at(&self->c, ut_ev(&self->c, 0), "a", &sz);
-	o_b = field_at(&self->c, ut_ev(&self->c, 0), "b", &sz);
-	o_s = field_at(&self->c, ut_ev(&self->c, 0), "s", &sz);
+	o_ip = field_at(&self->c, ut_ev(&self->c, 0), "__probe_ip");
+	o_a = field_at(&self->c, ut_ev(&self->c, 0), "a");
+	o_b = field_at(&self->c, ut_ev(&self->c, 0), "b");
+	o_s = field_at(&self->c, ut_ev(&self->c, 0), "s");
 	ASSERT_TRUE(o_ip >= 8 && o_a > 0 && o_b > 0 && o_s > 0)
 		TH_LOG("format: __probe_ip %d, a %d, b %d, s %d", o_ip, o_a, o_b, o_s);
-	snprintf(file, sizeof(file), "events/%s/%s/id", self->c.grp, ut_ev(&self->c, 0));
-	idstr = ut_read(file);
-	ASSERT_NE(NULL, idstr);
-	id = atoi(idstr);
-	free(idstr);
+	id = event_id(&self->c, ut_ev(&self->c, 0));
+	ASSERT_LT(0, id);
 
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "addr ut_args");
 	fn = strtoul(r + 3, NULL, 0);
-	fd = open_tp(&self->c, ut_ev(&self->c, 0), t->pid, true);
+	fd = open_tp(id, t->pid, true);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open(tracepoint %d): %s", id, strerror(-fd));
 	self->fd[self->nfd++] = fd;
 	base = mmap(NULL, (RAW_PAGES + 1) * psz, PROT_READ | PROT_WRITE,
@@ -461,7 +467,7 @@ TEST_F(perf, filtered_event_counts_matching_hits_only)
 	UT_SYM(off, self->target, "ut_args");
 	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64 s=+0(%dx):string");
 	UT_START(t, "uprobe_target", NULL);
-	fd = open_tp(&self->c, ut_ev(&self->c, 0), t->pid, false);
+	fd = open_tp(event_id(&self->c, ut_ev(&self->c, 0)), t->pid, false);
 	ASSERT_LE(0, fd) TH_LOG("perf_event_open(tracepoint): %s", strerror(-fd));
 	self->fd[self->nfd++] = fd;
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_SET_FILTER, "a == 7 && s == \"yes\""))
