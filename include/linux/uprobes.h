@@ -69,6 +69,22 @@ struct uprobe_consumer {
 	struct uprobe_consumer *next;
 };
 
+/**
+ * struct uprobe_reg - one registration of a batch
+ * @inode: the file
+ * @offset: the instruction's offset in it
+ * @ref_ctr_offset: file offset of the SDT semaphore, or 0
+ * @uc: the consumer
+ * @err: set by uprobe_register_batch(): 0, or why this one failed
+ */
+struct uprobe_reg {
+	struct inode		*inode;
+	loff_t			offset;
+	loff_t			ref_ctr_offset;
+	struct uprobe_consumer	*uc;
+	int			err;
+};
+
 #ifdef CONFIG_UPROBES
 #include <asm/uprobes.h>
 
@@ -197,6 +213,8 @@ void uprobe_unregister(struct inode *inode, loff_t offset,
 void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 			      struct uprobe_consumer *uc);
 void uprobe_unregister_sync(void);
+int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr);
+void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr);
 
 /* The core, called by mm, fork, exec/exit, signals and traps. */
 void uprobes_init(void);
@@ -259,6 +277,21 @@ static inline void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 }
 
 static inline void uprobe_unregister_sync(void)
+{
+}
+
+static inline int uprobe_register_batch(struct uprobe_reg *regs,
+					unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		regs[i].err = -EOPNOTSUPP;
+	return nr ? -EOPNOTSUPP : 0;
+}
+
+static inline void uprobe_unregister_batch_nosync(struct uprobe_reg *regs,
+						  unsigned int nr)
 {
 }
 

@@ -14,8 +14,11 @@
  *  uprobe->register_rwsem (rwsem)
  *	One probe's consumer list changes, and the walk over the mms that
  *	installs or removes its breakpoints after the change, under it held
- *	for write.  The hit path takes it for read only to honour
- *	UPROBE_HANDLER_REMOVE, which is rare.
+ *	for write.  Batches (uprobe_register_batch()) change the lists under
+ *	it but walk for many probes after dropping it: each decision reads
+ *	the list under the mm's mmap_lock, which is enough (see
+ *	uprobe_walk_batch()).  The hit path takes it for read only to
+ *	honour UPROBE_HANDLER_REMOVE, which is rare.
  *  dup_mmap_sem (percpu rwsem, uprobes_install.c)
  *	fork holds it for read from before it copies an mm until the copy is
  *	linked; an install or remove walk holds it for write, so that every
@@ -61,6 +64,7 @@
 #include <linux/pagemap.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/srcu.h>
 #include <linux/uprobes.h>
 
@@ -431,13 +435,36 @@ static void uprobe_wait_handlers(void)
 static void uprobe_retire(struct uprobe *uprobe)
 {
 	lockdep_assert_held_write(&uprobe->register_rwsem);
-	if (uprobe->consumers)
+	/* A batched unregister retires after dropping the rwsem: once only. */
+	if (uprobe->consumers || test_bit(UPROBE_F_DEAD, &uprobe->flags))
 		return;
 	write_lock(&uprobes_treelock);
 	rb_erase(&uprobe->rb_node, &uprobes_tree);
 	set_bit(UPROBE_F_DEAD, &uprobe->flags);
 	write_unlock(&uprobes_treelock);
 	put_uprobe(uprobe);
+}
+
+/*
+ * The live probe at @inode:@offset, made if need be, with its
+ * register_rwsem held for write and a reference for the caller.
+ */
+static struct uprobe *uprobe_get_locked(struct inode *inode, loff_t offset,
+					loff_t ref_ctr_offset)
+{
+	struct uprobe *uprobe;
+
+	for (;;) {
+		uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset);
+		if (IS_ERR(uprobe))
+			return uprobe;
+		down_write(&uprobe->register_rwsem);
+		if (!test_bit(UPROBE_F_DEAD, &uprobe->flags))
+			return uprobe;
+		/* Its last consumer left while we looked: take a new one. */
+		up_write(&uprobe->register_rwsem);
+		put_uprobe(uprobe);
+	}
 }
 
 static int uprobe_check_target(struct inode *inode, loff_t offset,
@@ -497,18 +524,10 @@ int uprobe_register_refctr(struct inode *inode, loff_t offset,
 	 * follow its new ->next into the list again: let such readers go.
 	 */
 	uprobe_unregister_sync();
-retry:
-	uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset);
+	uprobe = uprobe_get_locked(inode, offset, ref_ctr_offset);
 	if (IS_ERR(uprobe))
 		return PTR_ERR(uprobe);
 
-	down_write(&uprobe->register_rwsem);
-	if (test_bit(UPROBE_F_DEAD, &uprobe->flags)) {
-		/* Its last consumer left while we looked: take a new one. */
-		up_write(&uprobe->register_rwsem);
-		put_uprobe(uprobe);
-		goto retry;
-	}
 	consumer_add(uprobe, uc);
 	ret = uprobe_install_all(uprobe, uc);
 	if (ret) {
@@ -579,6 +598,114 @@ int uprobe_apply(struct inode *inode, loff_t offset,
 	return ret;
 }
 
+/* ---- many registrations at once ---- */
+
+static int cmp_walk_item(const void *a, const void *b)
+{
+	const struct uprobe *ua = ((const struct uprobe_walk_item *)a)->uprobe;
+	const struct uprobe *ub = ((const struct uprobe_walk_item *)b)->uprobe;
+
+	return uprobe_key_cmp(ua->inode, ua->offset, ub->inode, ub->offset);
+}
+
+/* Sort @items by (inode, offset) and walk each file's run of them once. */
+static void walk_items(struct uprobe_walk_item *items, unsigned int nr)
+{
+	unsigned int start, end;
+
+	sort(items, nr, sizeof(*items), cmp_walk_item, NULL);
+	for (start = 0; start < nr; start = end) {
+		struct inode *inode = items[start].uprobe->inode;
+
+		for (end = start + 1; end < nr; end++)
+			if (items[end].uprobe->inode != inode)
+				break;
+		uprobe_walk_batch(inode, items + start, end - start);
+	}
+}
+
+/**
+ * uprobe_register_batch - add many consumers, each to its own probe
+ * @regs: the registrations; each one's ->err is set
+ * @nr: how many
+ *
+ * Each registration succeeds or fails on its own, exactly as
+ * uprobe_register_refctr() of it would, but the breakpoints are written
+ * in one pass over the mms that map each file rather than one pass per
+ * probe.  Tools enable whole groups of events on one binary at once.
+ *
+ * Context: process context, may sleep.
+ * Return: 0 when all succeeded, else the error of the first that failed
+ * (in @regs order); -ENOMEM, with every ->err set, when there was no
+ * memory to start.
+ */
+int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
+{
+	struct uprobe_walk_item *items;
+	unsigned int i, n = 0;
+	bool undone = false;
+	int ret = 0;
+
+	if (!nr)
+		return 0;
+	items = kvmalloc_array(nr, sizeof(*items), GFP_KERNEL);
+	if (!items) {
+		for (i = 0; i < nr; i++)
+			regs[i].err = -ENOMEM;
+		return -ENOMEM;
+	}
+	uprobe_unregister_sync();	/* see uprobe_register_refctr() */
+
+	for (i = 0; i < nr; i++) {
+		struct uprobe_reg *r = &regs[i];
+		struct uprobe *uprobe;
+
+		r->err = -EINVAL;
+		if (!r->uc->handler && !r->uc->ret_handler)
+			continue;
+		r->err = uprobe_check_target(r->inode, r->offset,
+					     r->ref_ctr_offset);
+		if (r->err)
+			continue;
+		uprobe = uprobe_get_locked(r->inode, r->offset,
+					   r->ref_ctr_offset);
+		r->err = PTR_ERR_OR_ZERO(uprobe);
+		if (r->err)
+			continue;
+		consumer_add(uprobe, r->uc);
+		up_write(&uprobe->register_rwsem);
+		items[n++] = (struct uprobe_walk_item){
+			.uprobe = uprobe, .uc = r->uc, .idx = i,
+		};
+	}
+
+	walk_items(items, n);
+
+	/* Undo the failed ones as uprobe_register_refctr() would. */
+	for (i = 0; i < n; i++) {
+		struct uprobe *uprobe = items[i].uprobe;
+
+		if (items[i].err) {
+			regs[items[i].idx].err = items[i].err;
+			down_write(&uprobe->register_rwsem);
+			consumer_del(uprobe, items[i].uc);
+			uprobe_remove_all(uprobe);
+			uprobe_retire(uprobe);
+			up_write(&uprobe->register_rwsem);
+			undone = true;
+		}
+		put_uprobe(uprobe);
+	}
+	kvfree(items);
+	if (undone)
+		uprobe_wait_handlers();
+
+	for (i = 0; i < nr && !ret; i++)
+		ret = regs[i].err;
+	return ret;
+}
+EXPORT_SYMBOL_GPL(uprobe_register_batch);
+
 /*
  * The grace period that covers every uprobe_unregister_nosync() so far,
  * started by the latest of them.  Cookies of one SRCU domain only grow
@@ -587,6 +714,19 @@ int uprobe_apply(struct inode *inode, loff_t offset,
 static DEFINE_SPINLOCK(unreg_cookie_lock);
 static unsigned long unreg_cookie;
 static bool unreg_pending;
+
+/* Note a grace period for the handlers of consumers just unlinked. */
+static void unreg_start_grace_period(void)
+{
+	unsigned long cookie;
+
+	cookie = start_poll_synchronize_srcu(&uprobes_srcu);
+	spin_lock(&unreg_cookie_lock);
+	if (!unreg_pending || ULONG_CMP_LT(unreg_cookie, cookie))
+		unreg_cookie = cookie;
+	unreg_pending = true;
+	spin_unlock(&unreg_cookie_lock);
+}
 
 /* Take @uc off its probe and the breakpoint out where nobody wants it. */
 static void uprobe_unlink_consumer(struct inode *inode, loff_t offset,
@@ -629,18 +769,69 @@ static void uprobe_unlink_consumer(struct inode *inode, loff_t offset,
 void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 			      struct uprobe_consumer *uc)
 {
-	unsigned long cookie;
-
 	uprobe_unlink_consumer(inode, offset, uc);
-
-	cookie = start_poll_synchronize_srcu(&uprobes_srcu);
-	spin_lock(&unreg_cookie_lock);
-	if (!unreg_pending || ULONG_CMP_LT(unreg_cookie, cookie))
-		unreg_cookie = cookie;
-	unreg_pending = true;
-	spin_unlock(&unreg_cookie_lock);
+	unreg_start_grace_period();
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
+
+/**
+ * uprobe_unregister_batch_nosync - remove many consumers without waiting
+ *	for their handlers
+ * @regs: the registrations to undo (->ref_ctr_offset and ->err unused)
+ * @nr: how many
+ *
+ * As uprobe_unregister_nosync() of each, with one pass over the mms that
+ * map each file to take the breakpoints out.  The caller must call
+ * uprobe_unregister_sync() before it frees a consumer.
+ *
+ * Context: process context, may sleep; no uprobes lock may be held.
+ */
+void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr)
+{
+	struct uprobe_walk_item *items;
+	unsigned int i, n = 0;
+
+	if (!nr)
+		return;
+	items = kvmalloc_array(nr, sizeof(*items), GFP_KERNEL);
+	if (!items) {
+		/* Slower, but it cannot fail. */
+		for (i = 0; i < nr; i++)
+			uprobe_unregister_nosync(regs[i].inode, regs[i].offset,
+						 regs[i].uc);
+		return;
+	}
+	for (i = 0; i < nr; i++) {
+		struct uprobe *uprobe;
+		bool found;
+
+		uprobe = uprobe_find(regs[i].inode, regs[i].offset);
+		if (WARN_ON_ONCE(!uprobe))
+			continue;
+		down_write(&uprobe->register_rwsem);
+		found = consumer_del(uprobe, regs[i].uc);
+		up_write(&uprobe->register_rwsem);
+		if (WARN_ON_ONCE(!found)) {
+			put_uprobe(uprobe);
+			continue;
+		}
+		items[n++] = (struct uprobe_walk_item){ .uprobe = uprobe };
+	}
+
+	walk_items(items, n);
+
+	for (i = 0; i < n; i++) {
+		struct uprobe *uprobe = items[i].uprobe;
+
+		down_write(&uprobe->register_rwsem);
+		uprobe_retire(uprobe);
+		up_write(&uprobe->register_rwsem);
+		put_uprobe(uprobe);
+	}
+	kvfree(items);
+	unreg_start_grace_period();
+}
+EXPORT_SYMBOL_GPL(uprobe_unregister_batch_nosync);
 
 /**
  * uprobe_unregister_sync - wait for the handlers of every consumer removed

@@ -44,6 +44,7 @@
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
+#include <linux/sort.h>
 #include <linux/uprobes.h>
 
 #include "uprobes_internal.h"
@@ -508,15 +509,34 @@ static void remove_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	int ret;
 
 	mmap_assert_write_locked(mm);
-	/* Erase first: a thread trapping now finds no entry, then no bp. */
-	if (t)
+	if (t) {
+		struct uprobe *owner = bp_table_lookup(t, vaddr);
+
+		/*
+		 * A batched unregister walks after its probe may have been
+		 * retired and a new probe installed at the same place: the
+		 * breakpoint is the new probe's.
+		 */
+		if (owner && owner != uprobe &&
+		    !test_bit(UPROBE_F_DEAD, &owner->flags))
+			return;
+		/* Erase first: a thread trapping now finds no entry, then no bp. */
 		bp_table_erase(t, vaddr);
+	}
 	ret = set_orig_insn(&uprobe->arch, mm, vaddr);
 	if (!ret && uprobe->ref_ctr_offset)
 		refctr_on_remove(uprobe, mm, t, vaddr);
 }
 
 /* ---- all the mms that map a file ---- */
+
+static int cmp_mm(const void *a, const void *b)
+{
+	const struct mm_struct *ma = *(struct mm_struct * const *)a;
+	const struct mm_struct *mb = *(struct mm_struct * const *)b;
+
+	return ma < mb ? -1 : ma > mb;
+}
 
 struct mm_target {
 	struct mm_struct	*mm;
@@ -685,6 +705,154 @@ int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc)
 void uprobe_remove_all(struct uprobe *uprobe)
 {
 	walk_targets(uprobe, NULL);
+}
+
+/* ---- many probes of one file at once ---- */
+
+/*
+ * The mms that map any page of @inode in [@first, @last] executable, each
+ * once, with a reference.  Like collect_targets(), for a range.
+ */
+static struct mm_struct **collect_mms(struct inode *inode, pgoff_t first,
+				      pgoff_t last, unsigned int *nr, gfp_t gfp)
+{
+	struct address_space *mapping = inode->i_mapping;
+	struct mm_struct **mms = NULL;
+	unsigned int want = 0, got, i, j;
+	struct vm_area_struct *vma;
+
+	for (;;) {
+		got = 0;
+		i_mmap_lock_read(mapping);
+		vma_interval_tree_foreach(vma, &mapping->i_mmap, first, last) {
+			if (!vma_probeable(vma))
+				continue;
+			if (got < want) {
+				if (!mmget_not_zero(vma->vm_mm))
+					continue;
+				mms[got] = vma->vm_mm;
+			}
+			got++;
+		}
+		i_mmap_unlock_read(mapping);
+		if (got <= want)
+			break;
+		for (i = 0; i < want; i++)
+			mmput(mms[i]);
+		kvfree(mms);
+		want = got + 4;
+		mms = kvmalloc_array(want, sizeof(*mms), gfp);
+		if (!mms)
+			return ERR_PTR(-ENOMEM);
+	}
+	/* An mm maps a file in several VMAs: visit it once. */
+	sort(mms, got, sizeof(*mms), cmp_mm, NULL);
+	for (i = 0, j = 0; i < got; i++) {
+		if (j && mms[j - 1] == mms[i])
+			mmput(mms[i]);
+		else
+			mms[j++] = mms[i];
+	}
+	*nr = j;
+	return mms;
+}
+
+/* The first of @items (sorted by offset) at or after @offset. */
+static unsigned int first_item_from(struct uprobe_walk_item *items,
+				    unsigned int nr, loff_t offset)
+{
+	unsigned int lo = 0, hi = nr, mid;
+
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2;
+		if (items[mid].uprobe->offset < offset)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * Visit every place of @mm where an item's probe is mapped: the VMAs of the
+ * file as they are now, under the mm's lock, so a mapping moved or added
+ * since the mms were collected is not missed.
+ */
+static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
+			  struct uprobe_walk_item *items, unsigned int nr)
+{
+	VMA_ITERATOR(vmi, mm, 0);
+	struct vm_area_struct *vma;
+	struct uprobe_walk_item *it;
+	unsigned int i;
+	loff_t end;
+	int err;
+
+	for_each_vma(vmi, vma) {
+		if (!vma_probeable(vma) || file_inode(vma->vm_file) != inode)
+			continue;
+		end = vaddr_to_offset(vma, vma->vm_end);
+		i = first_item_from(items, nr, vaddr_to_offset(vma, vma->vm_start));
+		for (; i < nr && items[i].uprobe->offset < end; i++) {
+			it = &items[i];
+			if (it->err)
+				continue;	/* failed elsewhere: undone later */
+			err = visit_vma(it->uprobe, vma,
+					offset_to_vaddr(vma, it->uprobe->offset),
+					it->uc);
+			if (err)
+				it->err = err;
+		}
+	}
+}
+
+/**
+ * uprobe_walk_batch - install or remove the breakpoints of many probes
+ * @inode: the file all the probes are on
+ * @items: the probes, sorted by offset; each with the consumer to install
+ *	for (as uprobe_install_all()), or with ->uc NULL to take the
+ *	breakpoint out where no consumer wants it (as uprobe_remove_all())
+ * @nr: how many
+ *
+ * One pass over the mms that map the file, each locked once, instead of
+ * one per probe.  Unlike uprobe_install_all(), the probes' register_rwsem
+ * is not held: a consumer is on its probe's list before its breakpoint is
+ * written, and every decision is taken from the list as it is under the
+ * mm's mmap_lock, so walks of the same probe may interleave.
+ *
+ * Context: process context, may sleep; no uprobes lock held.
+ * Return: nothing; an install error is stored in its item's ->err, and
+ * items with ->err set on entry are skipped.  Removal does not fail.
+ */
+void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
+		       unsigned int nr)
+{
+	bool install = items[0].uc;
+	struct mm_struct **mms;
+	unsigned int nr_mms = 0, i;
+	loff_t last = items[nr - 1].uprobe->offset;
+
+	percpu_down_write(&dup_mmap_sem);
+	mms = collect_mms(inode, items[0].uprobe->offset >> PAGE_SHIFT,
+			  last >> PAGE_SHIFT, &nr_mms,
+			  install ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
+	if (IS_ERR(mms)) {
+		for (i = 0; i < nr; i++)
+			if (!items[i].err)
+				items[i].err = PTR_ERR(mms);
+		goto out;
+	}
+	for (i = 0; i < nr_mms; i++) {
+		mmap_write_lock(mms[i]);
+		if (!check_stable_address_space(mms[i]))
+			walk_batch_mm(mms[i], inode, items, nr);
+		mmap_write_unlock(mms[i]);
+		mmput(mms[i]);
+		cond_resched();
+	}
+	kvfree(mms);
+out:
+	percpu_up_write(&dup_mmap_sem);
 }
 
 /* ---- the hit path's helpers ---- */

@@ -195,6 +195,23 @@ void bp_table_free(struct uprobe_bp_table *t);
 /* uprobes_install.c: breakpoints in mms */
 int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc);
 void uprobe_remove_all(struct uprobe *uprobe);
+
+/**
+ * struct uprobe_walk_item - one probe of a batched walk
+ * @uprobe: the probe, referenced by the caller
+ * @uc: the consumer to install for, or NULL to remove
+ * @err: the first install error for this probe, 0 if none
+ * @idx: the caller's index for it
+ */
+struct uprobe_walk_item {
+	struct uprobe		*uprobe;
+	struct uprobe_consumer	*uc;
+	int			err;
+	unsigned int		idx;
+};
+
+void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
+		       unsigned int nr);
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
 
