@@ -127,6 +127,7 @@ struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 		tu->consumer.ret_handler = uretprobe_dispatcher;
 	tu->consumer.filter = uprobe_consumer_filter;
 	dyn_event_init(&tu->devent, &trace_uprobe_ops);
+	INIT_LIST_HEAD(&tu->batch_node);
 
 	return tu;
 }
@@ -271,6 +272,24 @@ struct trace_uprobe *trace_uprobe_primary_from_call(struct trace_event_call *cal
 
 /* Registration with the uprobes core */
 
+/*
+ * Batches.  Writing a system's "enable" file (or set_event) enables or
+ * disables its events one after another under event_mutex, and each
+ * registration with the core would walk every mm mapping the probed file.
+ * trace_events.c brackets that loop with trace_uprobe_batch_begin() and
+ * trace_uprobe_batch_end().  Enabling, the consumers of the uprobe events
+ * the loop may enable are registered beforehand in one
+ * uprobe_register_batch(), each event's enable then finds its consumer
+ * registered (or, where the batch failed, registers it alone and gets the
+ * error itself), and the end unregisters those the loop did not enable.
+ * Disabling, the loop queues the unregistrations on batch_list and the end
+ * does them in one uprobe_unregister_batch_nosync().  Both under
+ * event_mutex.
+ */
+enum trace_uprobe_batch { BATCH_NONE, BATCH_ENABLE, BATCH_DISABLE };
+static enum trace_uprobe_batch batch;
+static LIST_HEAD(batch_list);
+
 static int trace_uprobe_register_consumer(struct trace_uprobe *tu)
 {
 	struct inode *inode = trace_uprobe_inode(tu);
@@ -300,12 +319,18 @@ static void __trace_uprobe_unregister_consumer(struct trace_uprobe *tu,
 	if (!tu->registered)
 		return;
 
-	if (wait)
+	if (wait) {
 		uprobe_unregister(trace_uprobe_inode(tu), tu->offset,
 				  &tu->consumer);
-	else
+	} else if (batch == BATCH_DISABLE) {
+		/* Done in one go by trace_uprobe_batch_end(). */
+		if (list_empty(&tu->batch_node))
+			list_add_tail(&tu->batch_node, &batch_list);
+		return;
+	} else {
 		uprobe_unregister_nosync(trace_uprobe_inode(tu), tu->offset,
 					 &tu->consumer);
+	}
 	tu->registered = false;
 }
 
@@ -358,6 +383,140 @@ static void unregister_all_consumers(struct trace_probe *tp)
 
 	for_each_sibling(tu, tp)
 		__trace_uprobe_unregister_consumer(tu, false);
+}
+
+/* Would __ftrace_set_clr_event_nolock() enable @tu's event? */
+static bool batch_matches(struct trace_uprobe *tu, const char *match,
+			  const char *sub, const char *event)
+{
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	const char *name = trace_event_name(call);
+	const char *system = call->class->system;
+
+	if (call->flags & TRACE_EVENT_FL_IGNORE_ENABLE)
+		return false;
+	if (match && strcmp(match, name) && strcmp(match, system))
+		return false;
+	if (sub && strcmp(sub, system))
+		return false;
+	return !event || !strcmp(event, name);
+}
+
+static struct uprobe_reg *batch_regs(unsigned int nr)
+{
+	struct uprobe_reg *regs = kvmalloc_array(nr, sizeof(*regs), GFP_KERNEL);
+	struct trace_uprobe *tu;
+	unsigned int i = 0;
+
+	if (!regs)
+		return NULL;
+	list_for_each_entry(tu, &batch_list, batch_node)
+		regs[i++] = (struct uprobe_reg){
+			.inode = trace_uprobe_inode(tu),
+			.offset = tu->offset,
+			.ref_ctr_offset = tu->ref_ctr_offset,
+			.uc = &tu->consumer,
+		};
+	return regs;
+}
+
+/* Unregister the consumers on batch_list and empty it. */
+static void batch_unregister(unsigned int nr)
+{
+	struct trace_uprobe *tu, *tmp;
+	struct uprobe_reg *regs;
+
+	regs = nr > 1 ? batch_regs(nr) : NULL;
+	if (regs)
+		uprobe_unregister_batch_nosync(regs, nr);
+	list_for_each_entry_safe(tu, tmp, &batch_list, batch_node) {
+		if (!regs)
+			uprobe_unregister_nosync(trace_uprobe_inode(tu),
+						 tu->offset, &tu->consumer);
+		tu->registered = false;
+		list_del_init(&tu->batch_node);
+	}
+	kvfree(regs);
+}
+
+/**
+ * trace_uprobe_batch_begin - many events are about to be enabled or disabled
+ * @match: as __ftrace_set_clr_event_nolock()'s arguments
+ * @sub: ditto
+ * @event: ditto
+ * @set: 1 to enable, 0 to disable
+ *
+ * Context: event_mutex held, until the matching trace_uprobe_batch_end().
+ */
+void trace_uprobe_batch_begin(const char *match, const char *sub,
+			      const char *event, int set)
+{
+	struct trace_uprobe *tu, *tmp;
+	struct uprobe_reg *regs;
+	struct dyn_event *pos;
+	unsigned int nr = 0, i = 0;
+
+	lockdep_assert_held(&event_mutex);
+	if (WARN_ON_ONCE(batch != BATCH_NONE))
+		return;
+	if (!set) {
+		batch = BATCH_DISABLE;
+		return;
+	}
+
+	for_each_dyn_event(pos) {
+		if (!is_trace_uprobe(pos))
+			continue;
+		tu = to_trace_uprobe(pos);
+		if (tu->registered || trace_probe_is_enabled(&tu->tp) ||
+		    !batch_matches(tu, match, sub, event))
+			continue;
+		list_add_tail(&tu->batch_node, &batch_list);
+		nr++;
+	}
+	batch = BATCH_ENABLE;
+	/* Alone, or without memory for the batch: one at a time. */
+	regs = nr > 1 ? batch_regs(nr) : NULL;
+	if (!regs) {
+		list_for_each_entry_safe(tu, tmp, &batch_list, batch_node)
+			list_del_init(&tu->batch_node);
+		return;
+	}
+	/* Until its event is enabled, the filter wants every mm. */
+	list_for_each_entry(tu, &batch_list, batch_node)
+		WRITE_ONCE(tu->batch_wants, true);
+	uprobe_register_batch(regs, nr);
+	list_for_each_entry(tu, &batch_list, batch_node)
+		tu->registered = !regs[i++].err;
+	kvfree(regs);
+}
+
+/**
+ * trace_uprobe_batch_end - the events of the batch are enabled or disabled
+ *
+ * Context: event_mutex held.
+ */
+void trace_uprobe_batch_end(void)
+{
+	struct trace_uprobe *tu, *tmp;
+	unsigned int nr = 0;
+
+	lockdep_assert_held(&event_mutex);
+	if (batch == BATCH_ENABLE) {
+		/* Keep the consumers whose events the loop enabled. */
+		list_for_each_entry_safe(tu, tmp, &batch_list, batch_node) {
+			WRITE_ONCE(tu->batch_wants, false);
+			if (!tu->registered || trace_probe_is_enabled(&tu->tp))
+				list_del_init(&tu->batch_node);
+			else
+				nr++;
+		}
+	} else {
+		list_for_each_entry(tu, &batch_list, batch_node)
+			nr++;
+	}
+	batch = BATCH_NONE;
+	batch_unregister(nr);
 }
 
 /**
@@ -483,7 +642,7 @@ static bool uprobe_consumer_filter(struct uprobe_consumer *uc,
 	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
 	unsigned int flags = trace_probe_load_flag(&tu->tp);
 
-	if (flags & TP_FLAG_TRACE)
+	if ((flags & TP_FLAG_TRACE) || READ_ONCE(tu->batch_wants))
 		return true;
 	if (flags & TP_FLAG_PROFILE)
 		return trace_uprobe_perf_wants(trace_uprobe_filter(tu), mm);

@@ -35,6 +35,9 @@ struct trace_uprobe {
 	unsigned long __percpu		*nhit;
 	/* The consumer is registered with the core: set under event_mutex. */
 	bool				registered;
+	/* Registered ahead of its enable by a batch (trace_uprobe.c). */
+	bool				batch_wants;
+	struct list_head		batch_node;
 	bool				is_return;
 	struct trace_probe		tp;	/* last: tp.args[] follows */
 };
