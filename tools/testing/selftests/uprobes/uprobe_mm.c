@@ -3,7 +3,8 @@
  * Probes follow the program's address space: fork, vfork, exec, a shared
  * library loaded late or used by several processes, the same file mapped
  * twice, munmap, a partial munmap, mremap, mprotect, and processes that
- * come and go while probes are added and removed.
+ * come and go while probes are added and removed; many events of a group
+ * enabled and disabled in one write.
  */
 #include <time.h>
 
@@ -487,6 +488,186 @@ TEST_F_TIMEOUT(mm, threads_running_while_probe_toggled_compute_right, 120)
 	UT_CMD(t, r, "byte ut_lea");
 	byte_str(want, sizeof(want), self->target, off);
 	EXPECT_STREQ(want, r);
+}
+
+/*
+ * A group's "enable" file turns many events on and off in one write (our
+ * kernel installs them in one batch).  The cases below use a group of
+ * their own, so that the write reaches their events only.
+ */
+#define BATCH_GRP	"ust_batch"
+#define SLED_LEN	600	/* one-byte nops at ut_sled */
+
+/* Define (or with @del, delete) events sled<i> on ut_sled+i, i < @n, in one write. */
+static int sled_events(const char *target, long off, int n, bool del)
+{
+	char *buf = malloc((size_t)n * (PATH_MAX + 64)), *p = buf;
+	int i, err;
+
+	if (!buf)
+		return -ENOMEM;
+	for (i = 0; i < n; i++) {
+		if (del)
+			p += sprintf(p, "-:%s/sled%d\n", BATCH_GRP, i);
+		else
+			p += sprintf(p, "p:%s/sled%d %s:0x%lx\n", BATCH_GRP, i,
+				     target, off + i);
+	}
+	err = ut_append("uprobe_events", buf);
+	free(buf);
+	return err;
+}
+
+/* How many of sled0..sled<n-1> uprobe_profile shows with exactly @hits. */
+static int sled_events_with_hits(int n, unsigned long hits)
+{
+	char *all = ut_read("uprobe_profile"), *line, *save = NULL;
+	int found = 0, i;
+
+	if (!all)
+		return -1;
+	for (line = strtok_r(all, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char file[PATH_MAX], name[256], *slash;
+		unsigned long h;
+
+		if (sscanf(line, "%s %255s %lu", file, name, &h) != 3)
+			continue;
+		slash = strrchr(name, '/');
+		if (sscanf(slash ? slash + 1 : name, "sled%d", &i) == 1 &&
+		    i >= 0 && i < n && h == hits)
+			found++;
+	}
+	free(all);
+	return found;
+}
+
+/* The sum of the bytes of the file at @off, as a target's "bytesum" says it. */
+static void sum_str(char *buf, size_t len, const char *path, long off, int n)
+{
+	unsigned char b[SLED_LEN];
+	long sum = 0;
+	int i;
+
+	ut_file_bytes(path, off, b, n);
+	for (i = 0; i < n; i++)
+		sum += b[i];
+	snprintf(buf, len, "ok %ld", sum);
+}
+
+FIXTURE(batch) {
+	struct ut_ctx c;
+	char target[PATH_MAX];
+	long off;
+	int nev;
+};
+
+FIXTURE_SETUP(batch)
+{
+	ut_ctx_init(&self->c, BATCH_GRP, _metadata->name);
+	ut_write("events/" BATCH_GRP "/enable", "0");
+	ut_probe_del_prefix(BATCH_GRP, "");
+	ut_path(self->target, sizeof(self->target), "uprobe_target");
+	self->off = ut_sym_off(self->target, "ut_sled");
+	ASSERT_LT(0, self->off) TH_LOG("no ut_sled in %s", self->target);
+}
+
+FIXTURE_TEARDOWN(batch)
+{
+	ut_ctx_cleanup(&self->c);
+	ut_write("events/" BATCH_GRP "/enable", "0");
+	if (self->nev)
+		sled_events(self->target, self->off, self->nev, true);
+	ut_probe_del_prefix(BATCH_GRP, "");
+}
+
+/*
+ * 600 events on consecutive instructions over two pages, three processes
+ * mapping the file: one write enables them all, every process hits every
+ * probe once and computes right; one write disables them all, and every
+ * process's text is the file's again.
+ */
+TEST_F_TIMEOUT(batch, group_enable_reaches_every_event_in_every_process, 300)
+{
+	char r[256], orig[64], bps[64];
+	struct ut_target *t[3];
+	int i;
+
+	ASSERT_EQ(0, sled_events(self->target, self->off, SLED_LEN, false));
+	self->nev = SLED_LEN;
+	for (i = 0; i < 3; i++)
+		UT_START(t[i], "uprobe_target", NULL);
+	sum_str(orig, sizeof(orig), self->target, self->off, SLED_LEN);
+	snprintf(bps, sizeof(bps), "ok %d", 0xcc * SLED_LEN);
+
+	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "1"));
+	for (i = 0; i < 3; i++) {
+		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
+		EXPECT_STREQ(bps, r) TH_LOG("process %d: not every breakpoint is in", i);
+		UT_CMD(t[i], r, "call ut_sled 1 7");
+		EXPECT_STREQ("ok 7", r);
+	}
+	EXPECT_EQ(SLED_LEN, sled_events_with_hits(SLED_LEN, 3))
+		TH_LOG("events hit once in each of the 3 processes");
+
+	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "0"));
+	for (i = 0; i < 3; i++) {
+		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
+		EXPECT_STREQ(orig, r) TH_LOG("process %d: breakpoints left", i);
+		UT_CMD(t[i], r, "call ut_sled 1 9");
+		EXPECT_STREQ("ok 9", r);
+	}
+	EXPECT_EQ(SLED_LEN, sled_events_with_hits(SLED_LEN, 3))
+		TH_LOG("no hits after the disable");
+	sum_str(r, sizeof(r), self->target, self->off, SLED_LEN);
+	EXPECT_STREQ(orig, r) TH_LOG("the file changed");
+}
+
+/*
+ * One event of the group is on an instruction that cannot be probed: the
+ * write fails, that event stays disabled and has no breakpoint anywhere,
+ * and every other event is enabled and hit.
+ */
+TEST_F_TIMEOUT(batch, group_enable_fails_only_the_event_that_cannot_be_probed, 300)
+{
+	char r[256], def[PATH_MAX + 64], want[64];
+	struct ut_target *t;
+	char *v;
+	long bad;
+	int i, on = 0;
+
+	UT_SYM(bad, self->target, "ut_never_hlt");
+	ASSERT_EQ(0, sled_events(self->target, self->off, 40, false));
+	self->nev = 40;
+	snprintf(def, sizeof(def), "p:%s/never %s:0x%lx", BATCH_GRP, self->target, bad);
+	ASSERT_EQ(0, ut_probe_add(def));
+	UT_START(t, "uprobe_target", NULL);
+
+	EXPECT_GT(0, ut_write("events/" BATCH_GRP "/enable", "1"))
+		TH_LOG("enabling a group with a hlt probe succeeded");
+	v = ut_read("events/" BATCH_GRP "/never/enable");
+	ASSERT_NE(NULL, v);
+	EXPECT_EQ('0', v[0]) TH_LOG("the refused event is enabled");
+	free(v);
+	for (i = 0; i < 40; i++) {
+		snprintf(def, sizeof(def), "events/%s/sled%d/enable", BATCH_GRP, i);
+		v = ut_read(def);
+		on += v && v[0] == '1';
+		free(v);
+	}
+	EXPECT_EQ(40, on) TH_LOG("events enabled besides the refused one");
+	UT_CMD(t, r, "byte ut_never_hlt");
+	byte_str(want, sizeof(want), self->target, bad);
+	EXPECT_STREQ(want, r) TH_LOG("a breakpoint at the refused instruction");
+	UT_CMD(t, r, "call ut_sled 1 5");
+	EXPECT_STREQ("ok 5", r);
+	EXPECT_EQ(40, sled_events_with_hits(40, 1));
+
+	EXPECT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "0"));
+	UT_CMD(t, r, "bytesum ut_sled 40");
+	sum_str(want, sizeof(want), self->target, self->off, 40);
+	EXPECT_STREQ(want, r) TH_LOG("breakpoints left after the disable");
+	EXPECT_EQ(0, ut_probe_del(BATCH_GRP, "never"));
 }
 
 UT_HARNESS_MAIN

@@ -257,6 +257,17 @@ asm("	.text\n"
 "	ret\n"
 "	.size ut_far, .-ut_far\n"
 "	.p2align 12\n"
+/* 600 one-byte nops across a page boundary, for many probes at once. a */
+"	.skip 3800\n"
+"	.globl ut_sled\n"
+"	.type ut_sled, @function\n"
+"ut_sled:\n"
+"	.rept 600\n"
+"	nop\n"
+"	.endr\n"
+"	mov %rdi, %rax\n"
+"	ret\n"
+"	.size ut_sled, .-ut_sled\n"
 );
 
 /*
@@ -887,6 +898,18 @@ static void run(char *line)
 			return;
 		}
 		printf("ok 0x%02x\n", p[parse(argv[2])]);
+	} else if (!strcmp(argv[0], "bytesum") && argc >= 3) {
+		/* bytesum FN N: the sum of the N bytes this process sees at FN */
+		unsigned char *p = lookup(argv[1]);
+		long i, n = parse(argv[2]), sum = 0;
+
+		if (!p) {
+			printf("err no function %s\n", argv[1]);
+			return;
+		}
+		for (i = 0; i < n; i++)
+			sum += p[i];
+		printf("ok %ld\n", sum);
 	} else if (!strcmp(argv[0], "addr") && argc >= 2) {
 		printf("ok 0x%lx\n", (unsigned long)lookup(argv[1]));
 	} else if (!strcmp(argv[0], "fork") && argc >= 3) {
