@@ -774,17 +774,192 @@ static unsigned int first_item_from(struct uprobe_walk_item *items,
 }
 
 /*
+ * Write the breakpoints of the picked @items (all on one page of @vma), or
+ * restore their original opcodes, through one forced write fault: what
+ * set_swbp() and set_orig_insn() do one opcode at a time.  After restores,
+ * the private copy is compared with the file's page once.  Sets ->written
+ * where a byte changed.
+ */
+static int write_page_opcodes(struct vm_area_struct *vma,
+			      struct uprobe_walk_item *items, unsigned int nr,
+			      bool install)
+{
+	unsigned int flags = FOLL_FORCE | FOLL_WRITE | FOLL_SPLIT_PMD;
+	struct vm_area_struct *gvma;
+	unsigned long vaddr;
+	bool dirty = false;
+	struct page *page;
+	unsigned int i;
+	void *kaddr;
+	long got;
+
+	for (i = 0; !items[i].pick; i++)
+		;	/* the caller picked one at least */
+	vaddr = offset_to_vaddr(vma, items[i].uprobe->offset);
+	got = get_user_pages_remote(vma->vm_mm, vaddr, 1, flags, &page, &gvma,
+				    NULL);
+	if (got != 1)
+		return got < 0 ? got : -EFAULT;
+	/* Never write through to the page cache. */
+	if (WARN_ON_ONCE(!PageAnon(page) || (gvma->vm_flags & VM_MAYSHARE))) {
+		put_page(page);
+		return -EFAULT;
+	}
+	kaddr = kmap_local_page(page);
+	for (i = 0; i < nr; i++) {
+		struct uprobe_walk_item *it = &items[i];
+		uprobe_opcode_t cur, op;
+		void *at;
+
+		if (!it->pick)
+			continue;
+		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+		at = kaddr + offset_in_page(vaddr);
+		memcpy(&cur, at, UPROBE_SWBP_INSN_SIZE);
+		if (install)
+			op = UPROBE_SWBP_INSN;
+		else
+			memcpy(&op, it->uprobe->arch.insn, UPROBE_SWBP_INSN_SIZE);
+		/* As uprobe_write_opcode(): leave a byte someone else changed. */
+		if (!memcmp(&cur, &op, UPROBE_SWBP_INSN_SIZE) ||
+		    is_swbp_insn(&cur) == install)
+			continue;
+		copy_to_user_page(gvma, page, vaddr, at, &op,
+				  UPROBE_SWBP_INSN_SIZE);
+		it->written = true;
+		dirty = true;
+	}
+	kunmap_local(kaddr);
+	if (dirty)
+		set_page_dirty_lock(page);
+	if (!install)
+		drop_identical_copy(gvma, vaddr, page);
+	put_page(page);
+	return 0;
+}
+
+/* Install the probes of @items, all on one page of @vma, in its mm. */
+static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
+			 struct uprobe_walk_item *items, unsigned int nr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct uprobe_walk_item *it;
+	unsigned int i, picked = 0;
+	unsigned long vaddr;
+	int err;
+
+	for (i = 0; i < nr; i++) {
+		it = &items[i];
+		it->pick = it->written = false;
+		if (it->err)
+			continue;	/* failed elsewhere: undone later */
+		if (it->uc->filter &&
+		    !it->uc->filter(it->uc, UPROBE_FILTER_REGISTER, mm))
+			continue;
+		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+		err = uprobe_prepare(it->uprobe, vma, vaddr) ?: (t ? 0 : -ENOMEM);
+		if (err) {
+			it->err = err;
+			continue;
+		}
+		if (bp_table_lookup(t, vaddr) == it->uprobe)
+			continue;
+		it->pick = true;
+		picked++;
+	}
+	if (!picked)
+		return;
+
+	/* Before the breakpoints can be hit: the trap handler checks it. */
+	if (!test_bit(MMF_HAS_UPROBES, &mm->flags))
+		set_bit(MMF_HAS_UPROBES, &mm->flags);
+	err = write_page_opcodes(vma, items, nr, true);
+	for (i = 0; i < nr; i++) {
+		it = &items[i];
+		if (!it->pick)
+			continue;
+		if (err) {
+			it->err = err;
+			continue;
+		}
+		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+		it->err = bp_table_set(t, vaddr, it->uprobe);
+		if (it->err) {
+			if (it->written)
+				set_orig_insn(&it->uprobe->arch, mm, vaddr);
+			continue;
+		}
+		if (it->written && it->uprobe->ref_ctr_offset)
+			refctr_on_install(it->uprobe, mm, t, vaddr);
+	}
+}
+
+/*
+ * Take out the breakpoints of @items, all on one page of @vma, that no
+ * consumer wants in its mm any more: the table entries first, then the
+ * bytes, as remove_bp() does.
+ */
+static void remove_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
+			struct uprobe_walk_item *items, unsigned int nr)
+{
+	struct mm_struct *mm = vma->vm_mm;
+	struct uprobe_walk_item *it;
+	unsigned int i, picked = 0;
+	unsigned long vaddr;
+
+	for (i = 0; i < nr; i++) {
+		it = &items[i];
+		it->pick = it->written = false;
+		if (uprobe_filter_chain(it->uprobe, UPROBE_FILTER_UNREGISTER, mm))
+			continue;
+		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+		if (t) {
+			struct uprobe *owner = bp_table_lookup(t, vaddr);
+
+			/* See remove_bp(). */
+			if (owner && owner != it->uprobe &&
+			    !test_bit(UPROBE_F_DEAD, &owner->flags))
+				continue;
+			bp_table_erase(t, vaddr);
+		}
+		it->pick = true;
+		picked++;
+	}
+	if (!picked || write_page_opcodes(vma, items, nr, false))
+		return;
+	for (i = 0; i < nr; i++) {
+		it = &items[i];
+		if (it->written && it->uprobe->ref_ctr_offset)
+			refctr_on_remove(it->uprobe, mm, t,
+					 offset_to_vaddr(vma, it->uprobe->offset));
+	}
+}
+
+/*
+ * Architectures that override set_swbp() (arm: the breakpoint depends on
+ * the probed instruction) write one opcode at a time.
+ */
+static bool batch_by_page(void)
+{
+	return !IS_ENABLED(CONFIG_ARM);
+}
+
+/*
  * Visit every place of @mm where an item's probe is mapped: the VMAs of the
  * file as they are now, under the mm's lock, so a mapping moved or added
- * since the mms were collected is not missed.
+ * since the mms were collected is not missed.  The probes of one page are
+ * written or restored together.
  */
 static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 			  struct uprobe_walk_item *items, unsigned int nr)
 {
+	bool install = items[0].uc;
+	struct uprobe_bp_table *t = install ? bp_table_create(mm) : bp_table(mm);
 	VMA_ITERATOR(vmi, mm, 0);
 	struct vm_area_struct *vma;
 	struct uprobe_walk_item *it;
-	unsigned int i;
+	unsigned int i, j;
+	pgoff_t page;
 	loff_t end;
 	int err;
 
@@ -793,15 +968,29 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 			continue;
 		end = vaddr_to_offset(vma, vma->vm_end);
 		i = first_item_from(items, nr, vaddr_to_offset(vma, vma->vm_start));
-		for (; i < nr && items[i].uprobe->offset < end; i++) {
-			it = &items[i];
-			if (it->err)
-				continue;	/* failed elsewhere: undone later */
-			err = visit_vma(it->uprobe, vma,
-					offset_to_vaddr(vma, it->uprobe->offset),
-					it->uc);
-			if (err)
-				it->err = err;
+		if (!batch_by_page()) {
+			for (; i < nr && items[i].uprobe->offset < end; i++) {
+				it = &items[i];
+				if (it->err)
+					continue;	/* undone later */
+				err = visit_vma(it->uprobe, vma,
+						offset_to_vaddr(vma, it->uprobe->offset),
+						it->uc);
+				if (err)
+					it->err = err;
+			}
+			continue;
+		}
+		while (i < nr && items[i].uprobe->offset < end) {
+			page = items[i].uprobe->offset >> PAGE_SHIFT;
+			for (j = i + 1; j < nr && items[j].uprobe->offset < end; j++)
+				if (items[j].uprobe->offset >> PAGE_SHIFT != page)
+					break;
+			if (install)
+				install_page(t, vma, items + i, j - i);
+			else
+				remove_page(t, vma, items + i, j - i);
+			i = j;
 		}
 	}
 }

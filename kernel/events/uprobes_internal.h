@@ -202,12 +202,16 @@ void uprobe_remove_all(struct uprobe *uprobe);
  * @uc: the consumer to install for, or NULL to remove
  * @err: the first install error for this probe, 0 if none
  * @idx: the caller's index for it
+ * @pick: the walk's: this page's opcode is to be written in this mm
+ * @written: the walk's: it was (the byte changed)
  */
 struct uprobe_walk_item {
 	struct uprobe		*uprobe;
 	struct uprobe_consumer	*uc;
 	int			err;
 	unsigned int		idx;
+	bool			pick;
+	bool			written;
 };
 
 void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
