@@ -850,7 +850,8 @@ static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 
 	for (i = 0; i < nr; i++) {
 		it = &items[i];
-		it->pick = it->written = false;
+		it->pick = false;
+		it->written = false;
 		if (it->err)
 			continue;	/* failed elsewhere: undone later */
 		if (it->uc->filter &&
@@ -909,7 +910,8 @@ static void remove_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 
 	for (i = 0; i < nr; i++) {
 		it = &items[i];
-		it->pick = it->written = false;
+		it->pick = false;
+		it->written = false;
 		if (uprobe_filter_chain(it->uprobe, UPROBE_FILTER_UNREGISTER, mm))
 			continue;
 		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
@@ -953,9 +955,9 @@ static bool batch_by_page(void)
 static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 			  struct uprobe_walk_item *items, unsigned int nr)
 {
+	VMA_ITERATOR(vmi, mm, 0);
 	bool install = items[0].uc;
 	struct uprobe_bp_table *t = install ? bp_table_create(mm) : bp_table(mm);
-	VMA_ITERATOR(vmi, mm, 0);
 	struct vm_area_struct *vma;
 	struct uprobe_walk_item *it;
 	unsigned int i, j;

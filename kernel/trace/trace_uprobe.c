@@ -319,18 +319,18 @@ static void __trace_uprobe_unregister_consumer(struct trace_uprobe *tu,
 	if (!tu->registered)
 		return;
 
-	if (wait) {
-		uprobe_unregister(trace_uprobe_inode(tu), tu->offset,
-				  &tu->consumer);
-	} else if (batch == BATCH_DISABLE) {
+	if (!wait && batch == BATCH_DISABLE) {
 		/* Done in one go by trace_uprobe_batch_end(). */
 		if (list_empty(&tu->batch_node))
 			list_add_tail(&tu->batch_node, &batch_list);
 		return;
-	} else {
+	}
+	if (wait)
+		uprobe_unregister(trace_uprobe_inode(tu), tu->offset,
+				  &tu->consumer);
+	else
 		uprobe_unregister_nosync(trace_uprobe_inode(tu), tu->offset,
 					 &tu->consumer);
-	}
 	tu->registered = false;
 }
 
