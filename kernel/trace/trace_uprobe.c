@@ -385,15 +385,6 @@ static void unregister_all_consumers(struct trace_probe *tp)
 		__trace_uprobe_unregister_consumer(tu, false);
 }
 
-/*
- * Registered by a batch, its event not enabled yet: a hit now is neither
- * counted nor recorded, as before the registration.
- */
-static bool batch_pending(struct trace_uprobe *tu)
-{
-	return READ_ONCE(tu->batch_wants) && !trace_probe_is_enabled(&tu->tp);
-}
-
 /* Would __ftrace_set_clr_event_nolock() enable @tu's event? */
 static bool batch_matches(struct trace_uprobe *tu, const char *match,
 			  const char *sub, const char *event)
@@ -651,11 +642,12 @@ static bool uprobe_consumer_filter(struct uprobe_consumer *uc,
 	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
 	unsigned int flags = trace_probe_load_flag(&tu->tp);
 
-	if ((flags & TP_FLAG_TRACE) || READ_ONCE(tu->batch_wants))
+	if (flags & TP_FLAG_TRACE)
 		return true;
 	if (flags & TP_FLAG_PROFILE)
 		return trace_uprobe_perf_wants(trace_uprobe_filter(tu), mm);
-	return false;
+	/* Registered by a batch ahead of its tracefs enable (never with perf). */
+	return READ_ONCE(tu->batch_wants);
 }
 
 /* Adding and removing definitions */
@@ -1516,9 +1508,6 @@ static int uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs)
 			return 0;
 		return UPROBE_HANDLER_REMOVE;
 	}
-	if (unlikely(batch_pending(tu)))
-		return 0;
-
 	this_cpu_inc(*tu->nhit);
 
 	head.ip = probe_vaddr(tu, regs);
@@ -1534,9 +1523,6 @@ static int uretprobe_dispatcher(struct uprobe_consumer *uc,
 	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
 	struct uretprobe_entry_head head = {};
 	struct uprobe_hit hit = { .regs = regs };
-
-	if (unlikely(batch_pending(tu)))
-		return 0;
 
 	this_cpu_inc(*tu->nhit);
 
