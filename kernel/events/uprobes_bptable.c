@@ -149,18 +149,6 @@ static void bp_array_rehash(struct bp_array *new, struct bp_array *old)
 }
 
 /**
- * bp_table - the breakpoint table of @mm, if it has one
- * @mm: the mm
- *
- * Return: the table or NULL.
- */
-struct uprobe_bp_table *bp_table(struct mm_struct *mm)
-{
-	/* Pairs with the cmpxchg in bp_table_create(). */
-	return smp_load_acquire(&mm->uprobes_state.bp_table);
-}
-
-/**
  * bp_table_create - the breakpoint table of @mm, created if needed
  * @mm: the mm, with mmap_lock held
  *
@@ -238,21 +226,6 @@ struct uprobe *bp_table_lookup(struct uprobe_bp_table *t, unsigned long vaddr)
 out:
 	rcu_read_unlock();
 	return uprobe;
-}
-
-/**
- * uprobe_bp_lookup - the probe whose breakpoint is at @vaddr in @mm
- * @mm: the mm
- * @vaddr: the address
- *
- * Context: under uprobes_srcu, which keeps the result valid; no lock.
- * Return: the probe (no reference taken) or NULL.
- */
-struct uprobe *uprobe_bp_lookup(struct mm_struct *mm, unsigned long vaddr)
-{
-	struct uprobe_bp_table *t = bp_table(mm);
-
-	return t ? bp_table_lookup(t, vaddr) : NULL;
 }
 
 /*

@@ -72,16 +72,18 @@ bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
 	return false;
 }
 
-/**
- * uprobe_get_utask - current's uprobes state, made at its first hit
- *
- * Return: the state, or NULL when out of memory.
- */
-struct uprobe_task *uprobe_get_utask(void)
+static noinline struct uprobe_task *uprobe_alloc_utask(void)
 {
-	if (!current->utask)
-		current->utask = kzalloc(sizeof(*current->utask), GFP_KERNEL);
+	current->utask = kzalloc(sizeof(*current->utask), GFP_KERNEL);
 	return current->utask;
+}
+
+/* current's uprobes state, made at its first hit; NULL when out of memory */
+static inline struct uprobe_task *uprobe_get_utask(void)
+{
+	struct uprobe_task *utask = current->utask;
+
+	return likely(utask) ? utask : uprobe_alloc_utask();
 }
 
 /**
@@ -151,7 +153,7 @@ unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
 }
 
 /* A breakpoint trapped in current: can it be a probe or trampoline of ours? */
-static bool trap_may_be_ours(void)
+static __always_inline bool trap_may_be_ours(void)
 {
 	struct mm_struct *mm = current->mm;
 	struct uprobe_task *utask = current->utask;
@@ -229,8 +231,10 @@ static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
  * removed from this mm, so that the original instruction is back at
  * @bp_vaddr and just runs.
  */
-static bool run_handlers(struct uprobe *uprobe, struct pt_regs *regs,
-			 struct uprobe_task *utask, unsigned long bp_vaddr)
+static __always_inline bool run_handlers(struct uprobe *uprobe,
+					 struct pt_regs *regs,
+					 struct uprobe_task *utask,
+					 unsigned long bp_vaddr)
 {
 	bool keep = false, want_return = false;
 	struct uprobe_consumer *uc;
@@ -317,7 +321,8 @@ retry:
 	mark_step_retry(utask, bp_vaddr);
 }
 
-static void handle_swbp(struct pt_regs *regs)
+/* Inline in both callers: the trap handler's hit is the hot one. */
+static __always_inline void handle_swbp(struct pt_regs *regs)
 {
 	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
 	struct mm_struct *mm = current->mm;

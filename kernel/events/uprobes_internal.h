@@ -176,11 +176,40 @@ bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
 bool uprobe_has_consumers(struct uprobe *uprobe);
 
 /* uprobes_bptable.c: the per-mm table of installed breakpoints */
-struct uprobe_bp_table *bp_table(struct mm_struct *mm);
 struct uprobe_bp_table *bp_table_create(struct mm_struct *mm);
-struct uprobe *uprobe_bp_lookup(struct mm_struct *mm, unsigned long vaddr);
 void bp_table_init(struct uprobe_bp_table *t);
 struct uprobe *bp_table_lookup(struct uprobe_bp_table *t, unsigned long vaddr);
+
+/**
+ * bp_table - the breakpoint table of @mm, if it has one
+ * @mm: the mm
+ *
+ * Return: the table or NULL.
+ */
+static inline struct uprobe_bp_table *bp_table(struct mm_struct *mm)
+{
+	/* Pairs with the cmpxchg in bp_table_create(). */
+	return smp_load_acquire(&mm->uprobes_state.bp_table);
+}
+
+/**
+ * uprobe_bp_lookup - the probe whose breakpoint is at @vaddr in @mm
+ * @mm: the mm
+ * @vaddr: the address
+ *
+ * Inline: every hit starts with it.
+ *
+ * Context: under uprobes_srcu, which keeps the result valid; no lock.
+ * Return: the probe (no reference taken) or NULL.
+ */
+static inline struct uprobe *uprobe_bp_lookup(struct mm_struct *mm,
+					      unsigned long vaddr)
+{
+	struct uprobe_bp_table *t = bp_table(mm);
+
+	return t ? bp_table_lookup(t, vaddr) : NULL;
+}
+
 int bp_table_add(struct uprobe_bp_table *t, unsigned long vaddr,
 		 struct uprobe *uprobe);
 int bp_table_set(struct uprobe_bp_table *t, unsigned long vaddr,
@@ -230,7 +259,6 @@ void xol_free_area(struct mm_struct *mm);
 int xol_bitmap_take(unsigned long *slots, unsigned int nr);
 
 /* uprobes_hit.c: a thread at a breakpoint */
-struct uprobe_task *uprobe_get_utask(void);
 void uprobes_hit_init(void);
 
 /* uprobes_ret.c: return probes */

@@ -173,12 +173,20 @@ struct return_instance *ri_returning_chain(struct return_instance *dead)
 	return start;
 }
 
-static void drop_dead(struct uprobe_task *utask, enum rp_check ctx,
-		      struct pt_regs *regs)
+static void __drop_dead(struct uprobe_task *utask, enum rp_check ctx,
+			struct pt_regs *regs)
 {
 	struct alive_check c = { .ctx = ctx, .regs = regs };
 
 	ri_recycle_list(utask, ri_pop_dead(utask, ri_alive, &c));
+}
+
+static __always_inline void drop_dead(struct uprobe_task *utask,
+				      enum rp_check ctx, struct pt_regs *regs)
+{
+	/* Nothing pending: the usual case at the entry of a leaf function. */
+	if (utask->return_instances)
+		__drop_dead(utask, ctx, regs);
 }
 
 /**
