@@ -54,31 +54,38 @@
 /* thread.trap_nr while a step is in flight: no trap has that number. */
 #define UPROBE_X86_STEPPING	(~0UL)
 
-/* The general register @n (ModRM numbering) of @regs. */
-static unsigned long *uprobe_x86_gpr(struct pt_regs *regs, unsigned int n)
-{
-	switch (n) {
-	case UPROBE_X86_AX:	return &regs->ax;
-	case UPROBE_X86_CX:	return &regs->cx;
-	case UPROBE_X86_DX:	return &regs->dx;
-	case UPROBE_X86_BX:	return &regs->bx;
-	case UPROBE_X86_SP:	return &regs->sp;
-	case UPROBE_X86_BP:	return &regs->bp;
-	case UPROBE_X86_SI:	return &regs->si;
-	case UPROBE_X86_DI:	return &regs->di;
+/*
+ * Where the general register @n (ModRM numbering) is in struct pt_regs: a
+ * table rather than a switch, since every emulated mov, push and pop
+ * looks one up on the hit path.
+ */
+static const u8 uprobe_x86_gpr_off[] = {
+	[UPROBE_X86_AX]	= offsetof(struct pt_regs, ax),
+	[UPROBE_X86_CX]	= offsetof(struct pt_regs, cx),
+	[UPROBE_X86_DX]	= offsetof(struct pt_regs, dx),
+	[UPROBE_X86_BX]	= offsetof(struct pt_regs, bx),
+	[UPROBE_X86_SP]	= offsetof(struct pt_regs, sp),
+	[UPROBE_X86_BP]	= offsetof(struct pt_regs, bp),
+	[UPROBE_X86_SI]	= offsetof(struct pt_regs, si),
+	[UPROBE_X86_DI]	= offsetof(struct pt_regs, di),
 #ifdef CONFIG_X86_64
-	case UPROBE_X86_R8:	return &regs->r8;
-	case UPROBE_X86_R9:	return &regs->r9;
-	case UPROBE_X86_R10:	return &regs->r10;
-	case UPROBE_X86_R11:	return &regs->r11;
-	case UPROBE_X86_R12:	return &regs->r12;
-	case UPROBE_X86_R13:	return &regs->r13;
-	case UPROBE_X86_R14:	return &regs->r14;
-	case UPROBE_X86_R15:	return &regs->r15;
+	[UPROBE_X86_R8]	= offsetof(struct pt_regs, r8),
+	[UPROBE_X86_R9]	= offsetof(struct pt_regs, r9),
+	[UPROBE_X86_R10]	= offsetof(struct pt_regs, r10),
+	[UPROBE_X86_R11]	= offsetof(struct pt_regs, r11),
+	[UPROBE_X86_R12]	= offsetof(struct pt_regs, r12),
+	[UPROBE_X86_R13]	= offsetof(struct pt_regs, r13),
+	[UPROBE_X86_R14]	= offsetof(struct pt_regs, r14),
+	[UPROBE_X86_R15]	= offsetof(struct pt_regs, r15),
 #endif
-	}
-	WARN_ON_ONCE(1);
-	return &regs->ax;
+};
+
+static __always_inline unsigned long *uprobe_x86_gpr(struct pt_regs *regs,
+						     unsigned int n)
+{
+	if (WARN_ON_ONCE(n >= ARRAY_SIZE(uprobe_x86_gpr_off)))
+		n = UPROBE_X86_AX;
+	return (unsigned long *)((u8 *)regs + uprobe_x86_gpr_off[n]);
 }
 
 /* Stack and ip arithmetic wrap at 32 bits in a compat task. */
@@ -274,6 +281,23 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 	return true;
 }
 
+/*
+ * Emulate @op for a hit and report the step a debugger asked for.  Out of
+ * line, so that the nop case above does not pay for its registers.
+ */
+static noinline bool uprobe_x86_emulate_hit(const struct uprobe_x86_op *op,
+					    struct pt_regs *regs)
+{
+	unsigned long next = regs->ip + op->len;
+
+	if (!uprobe_x86_emulate(op, regs))
+		return false;
+	if (regs->flags & X86_EFLAGS_TF)
+		uprobe_x86_report_step(regs, test_thread_flag(TIF_BLOCKSTEP),
+				       regs->ip != uprobe_x86_trunc(op, next));
+	return true;
+}
+
 /**
  * arch_uprobe_skip_sstep() - emulate the probed instruction if we can
  * @aup: the probe
@@ -286,20 +310,18 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs)
 {
 	const struct uprobe_x86_op *op = &aup->op;
-	unsigned long next = regs->ip + op->len;
 
 	if (op->emul == UPROBE_EMUL_NONE)
 		return false;
 	/* Decoded for the other mode: a 64-bit task running 32-bit code. */
 	if (op->is64 != user_64bit_mode(regs))
 		return false;
-	if (!uprobe_x86_emulate(op, regs))
-		return false;
-
-	if (regs->flags & X86_EFLAGS_TF)
-		uprobe_x86_report_step(regs, test_thread_flag(TIF_BLOCKSTEP),
-				       regs->ip != uprobe_x86_trunc(op, next));
-	return true;
+	/* The most common site, a nop or endbr64 opening a function. */
+	if (op->emul == UPROBE_EMUL_NOP && !(regs->flags & X86_EFLAGS_TF)) {
+		regs->ip = uprobe_x86_trunc(op, regs->ip + op->len);
+		return true;
+	}
+	return uprobe_x86_emulate_hit(op, regs);
 }
 
 /**
@@ -552,15 +574,31 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
 unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
 						struct pt_regs *regs)
 {
-	unsigned int word = user_64bit_mode(regs) ? 8 : 4;
+	bool is64 = user_64bit_mode(regs);
 	void __user *slot = (void __user *)regs->sp;
-	unsigned long orig = 0;
+	unsigned long orig;
 
-	if (copy_from_user(&orig, slot, word))
+	/* One user access window of the word's size, not two copies. */
+	if (!user_access_begin(slot, is64 ? 8 : 4))
 		return -1;
-	if (copy_to_user(slot, &trampoline_vaddr, word))
-		return -1;
+	if (is64) {
+		u64 v;
+
+		unsafe_get_user(v, (u64 __user *)slot, fault);
+		unsafe_put_user((u64)trampoline_vaddr, (u64 __user *)slot, fault);
+		orig = v;
+	} else {
+		u32 v;
+
+		unsafe_get_user(v, (u32 __user *)slot, fault);
+		unsafe_put_user((u32)trampoline_vaddr, (u32 __user *)slot, fault);
+		orig = v;
+	}
+	user_access_end();
 	return orig;
+fault:
+	user_access_end();
+	return -1;
 }
 
 /**
@@ -655,15 +693,24 @@ bool arch_uretprobe_may_use_syscall(struct pt_regs *regs)
  */
 int arch_uretprobe_syscall_unwind(struct pt_regs *regs)
 {
-	struct uprobe_tramp_frame f;
+	struct uprobe_tramp_frame __user *f = (void __user *)regs->sp;
+	unsigned long r11, cx, ax;
 
-	if (copy_from_user(&f, (void __user *)regs->sp, sizeof(f)))
+	/* Three loads in one user access window, on every return. */
+	if (!user_access_begin(f, sizeof(*f)))
 		return -EFAULT;
-	regs->r11 = f.r11;
-	regs->cx = f.cx;
-	regs->ax = f.ax;
-	regs->sp += sizeof(f);
+	unsafe_get_user(r11, &f->r11, fault);
+	unsafe_get_user(cx, &f->cx, fault);
+	unsafe_get_user(ax, &f->ax, fault);
+	user_access_end();
+	regs->r11 = r11;
+	regs->cx = cx;
+	regs->ax = ax;
+	regs->sp += sizeof(*f);
 	return 0;
+fault:
+	user_access_end();
+	return -EFAULT;
 }
 
 /*
