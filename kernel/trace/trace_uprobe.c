@@ -47,6 +47,7 @@
 #include <linux/string.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
+#include <asm/unaligned.h>
 
 #include "trace_uprobe.h"
 #include "trace_probe_tmpl.h"
@@ -1370,13 +1371,27 @@ process_fetch_insn(struct fetch_insn *code, void *rec, void *dest, void *base)
 }
 
 /*
+ * The head as the caller filled it in.  Its size is one of two constants:
+ * copied as such, it is a few moves instead of a string copy.
+ */
+static void copy_record_head(void *data, const void *head, int head_size)
+{
+	if (head_size == sizeof(struct uprobe_entry_head))
+		memcpy(data, head, sizeof(struct uprobe_entry_head));
+	else
+		memcpy(data, head, sizeof(struct uretprobe_entry_head));
+}
+
+/*
  * Build the record of one hit: @head_size bytes of head (already filled
  * in by the caller, in @rec), then the fetch arguments, then their strings.
  * Returns 0, or -ENOMEM when no buffer could be had.
  */
-static int build_record(struct trace_uprobe *tu, struct uprobe_hit *hit,
-			void *head, int head_size, struct uprobe_record *rec,
-			void *stack_buf)
+static __always_inline int build_record(struct trace_uprobe *tu,
+					struct uprobe_hit *hit,
+					void *head, int head_size,
+					struct uprobe_record *rec,
+					void *stack_buf)
 {
 	struct trace_probe *tp = &tu->tp;
 	int i, len, room, dsize = 0;
@@ -1396,16 +1411,27 @@ static int build_record(struct trace_uprobe *tu, struct uprobe_hit *hit,
 	room = trace_uprobe_perf_size(rec->size);
 	if (room <= UPROBE_RECORD_ONSTACK) {
 		rec->data = stack_buf;
-		memset(rec->data, 0, rec->size);
+		/*
+		 * No old stack bytes may reach a reader: an argument that
+		 * faults stores nothing, and perf copies the padding out.
+		 * Without arguments, that is the padding only: one store
+		 * (stack_buf has room for it).
+		 */
+		data = rec->data + head_size;
+		if (room - head_size <= sizeof(u64))
+			put_unaligned(0ULL, (u64 *)data);
+		else
+			memset(data, 0, room - head_size);
 	} else {
 		rec->data = kzalloc(room, GFP_KERNEL);
 		if (!rec->data)
 			return -ENOMEM;
 	}
 
-	memcpy(rec->data, head, head_size);
-	data = rec->data + head_size;
-	store_trace_args(data, tp, hit, head_size, dsize);
+	copy_record_head(rec->data, head, head_size);
+	if (tp->nr_args)
+		store_trace_args(rec->data + head_size, tp, hit, head_size,
+				 dsize);
 	return 0;
 }
 
@@ -1422,7 +1448,8 @@ static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
 				struct uprobe_record *rec)
 {
 	const int hdr = sizeof(struct trace_entry);
-	struct trace_event_buffer fbuffer;
+	/* trace_event_buffer_reserve() sets every field. */
+	struct trace_event_buffer fbuffer __uninitialized;
 	struct event_file_link *link;
 	void *entry;
 
@@ -1450,19 +1477,20 @@ static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
  * then one record for tracefs and perf alike.  Returns whether the
  * breakpoint is still wanted in this process.
  */
-static bool uprobe_hit(struct trace_uprobe *tu, struct uprobe_hit *hit,
-		       void *head, int head_size)
+static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
+				       struct uprobe_hit *hit,
+				       void *head, int head_size)
 {
-	/* build_record() clears what it uses: no need to clear it all first. */
-	u8 stack_buf[UPROBE_RECORD_ONSTACK] __aligned(sizeof(long)) __uninitialized;
+	/* build_record() clears what it uses; a word of slack for that. */
+	u8 stack_buf[UPROBE_RECORD_ONSTACK + sizeof(u64)]
+		__aligned(sizeof(long)) __uninitialized;
 	unsigned int flags = trace_probe_load_flag(&tu->tp);
 	bool traced = flags & TP_FLAG_TRACE, to_perf = false;
-	struct uprobe_record rec;
+	struct uprobe_record rec __uninitialized;	/* build_record() sets it */
 
 	if ((flags & TP_FLAG_PROFILE) &&
 	    trace_uprobe_perf_wants(trace_uprobe_filter(tu), current->mm)) {
-		to_perf = trace_uprobe_perf_run_bpf(tu, hit->regs) &&
-			  trace_uprobe_perf_has_listener(tu);
+		to_perf = trace_uprobe_perf_run_bpf(tu, hit->regs);
 	} else if (!traced) {
 		/* Inherited from a parent, or installed for another consumer. */
 		return false;

@@ -14,6 +14,7 @@
 #define _TRACE_UPROBE_H
 
 #include <linux/path.h>
+#include <linux/perf_event.h>
 #include <linux/uprobes.h>
 
 #include "trace_dynevent.h"
@@ -89,8 +90,23 @@ int trace_uprobe_perf_open(struct trace_event_call *call,
 			   struct perf_event *event);
 int trace_uprobe_perf_close(struct trace_event_call *call,
 			    struct perf_event *event);
-bool trace_uprobe_perf_run_bpf(struct trace_uprobe *tu, struct pt_regs *regs);
-bool trace_uprobe_perf_has_listener(struct trace_uprobe *tu);
+bool trace_uprobe_perf_bpf(struct trace_event_call *call, struct pt_regs *regs);
+
+/*
+ * Run the BPF programs attached to @tu's event, if any: false when one
+ * asked to drop the hit for perf.  Inline, since most hits have none.
+ */
+static inline bool trace_uprobe_perf_run_bpf(struct trace_uprobe *tu,
+					     struct pt_regs *regs)
+{
+#ifdef CONFIG_BPF_EVENTS
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+
+	if (bpf_prog_array_valid(call))
+		return trace_uprobe_perf_bpf(call, regs);
+#endif
+	return true;
+}
 
 /* A record of @size bytes as perf passes it: u64 aligned with its u32 size. */
 static inline int trace_uprobe_perf_size(int size)
@@ -98,7 +114,53 @@ static inline int trace_uprobe_perf_size(int size)
 	return ALIGN(size + sizeof(u32), sizeof(u64)) - sizeof(u32);
 }
 
-void trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
-			      struct uprobe_record *rec);
+/**
+ * trace_uprobe_perf_output - hand a hit's record to the perf events
+ * @tu: the probe point hit
+ * @regs: the user registers at the hit, for the samples
+ * @rec: the record, its trace_entry head still to be filled in; its
+ *	buffer has room for perf's padding (see trace_uprobe_perf_size()),
+ *	already zeroed
+ *
+ * The record is handed over where it is: perf reads it only while
+ * perf_tp_event() runs, so it need not be copied into perf's per-CPU
+ * buffer first.
+ *
+ * Inline: it is on the path of every hit perf counts.
+ *
+ * Context: the probed task; disables preemption for perf's lists.
+ */
+static __always_inline void
+trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
+			 struct uprobe_record *rec)
+{
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	int size = trace_uprobe_perf_size(rec->size);
+	struct hlist_head __percpu *heads;
+	struct hlist_head *head;
+	int rctx;
+
+	/*
+	 * Perf frees the lists after unregistering and a grace period:
+	 * seeing the flag set with preemption off keeps them here.
+	 */
+	preempt_disable();
+	if (!trace_probe_test_flag(&tu->tp, TP_FLAG_PROFILE))
+		goto out;
+	heads = READ_ONCE(call->perf_events);
+	if (!heads)
+		goto out;
+	head = this_cpu_ptr(heads);
+	if (hlist_empty(head))
+		goto out;
+
+	rctx = perf_swevent_get_recursion_context();
+	if (rctx < 0)
+		goto out;
+	perf_tp_event(call->event.type, 1, rec->data, size, regs, head, rctx,
+		      NULL);
+out:
+	preempt_enable();
+}
 
 #endif /* _TRACE_UPROBE_H */

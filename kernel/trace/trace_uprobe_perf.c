@@ -191,95 +191,21 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 }
 
 /**
- * trace_uprobe_perf_run_bpf - run the BPF programs attached to the event
- * @tu: the probe point hit
+ * trace_uprobe_perf_bpf - run the BPF programs attached to an event
+ * @call: the event, with programs attached (bpf_prog_array_valid())
  * @regs: the user registers at the hit (the programs' context)
  *
  * Context: the probed task, may sleep (sleepable programs may fault user
  * memory in).
  * Return: false when a program asked to drop the hit for perf.
  */
-bool trace_uprobe_perf_run_bpf(struct trace_uprobe *tu, struct pt_regs *regs)
+bool trace_uprobe_perf_bpf(struct trace_event_call *call, struct pt_regs *regs)
 {
 #ifdef CONFIG_BPF_EVENTS
-	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
-
-	if (bpf_prog_array_valid(call))
-		return bpf_prog_run_array_sleepable(call->prog_array, regs,
-						    bpf_prog_run);
-#endif
+	return bpf_prog_run_array_sleepable(call->prog_array, regs, bpf_prog_run);
+#else
 	return true;
-}
-
-/**
- * trace_uprobe_perf_has_listener - whether a perf event would take a record
- * @tu: the probe point hit
- *
- * Tells whether building a record for perf is worth it: per-task perf
- * events sit on the list of the CPU their task runs on.
- *
- * Return: true when a perf event is on this CPU's list for the event.
- */
-bool trace_uprobe_perf_has_listener(struct trace_uprobe *tu)
-{
-	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
-	struct hlist_head __percpu *heads;
-	bool ret = false;
-
-	preempt_disable();
-	heads = READ_ONCE(call->perf_events);
-	if (trace_probe_test_flag(&tu->tp, TP_FLAG_PROFILE) && heads)
-		ret = !hlist_empty(this_cpu_ptr(heads));
-	preempt_enable();
-
-	return ret;
-}
-
-/**
- * trace_uprobe_perf_output - hand a hit's record to the perf events
- * @tu: the probe point hit
- * @regs: the user registers at the hit, for the samples
- * @rec: the record, its trace_entry head still to be filled in; its
- *	buffer has room for perf's padding (see trace_uprobe_perf_size())
- *
- * The record is handed over where it is: perf reads it only while
- * perf_tp_event() runs, so it need not be copied into perf's per-CPU
- * buffer first.
- *
- * Context: the probed task; disables preemption for perf's lists.
- */
-void trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
-			      struct uprobe_record *rec)
-{
-	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
-	int size = trace_uprobe_perf_size(rec->size);
-	struct hlist_head __percpu *heads;
-	struct hlist_head *head;
-	int rctx;
-
-	/*
-	 * Perf frees the lists after unregistering and a grace period:
-	 * seeing the flag set with preemption off keeps them here.
-	 */
-	preempt_disable();
-	if (!trace_probe_test_flag(&tu->tp, TP_FLAG_PROFILE))
-		goto out;
-	heads = READ_ONCE(call->perf_events);
-	if (!heads)
-		goto out;
-	head = this_cpu_ptr(heads);
-	if (hlist_empty(head))
-		goto out;
-
-	rctx = perf_swevent_get_recursion_context();
-	if (rctx < 0)
-		goto out;
-	/* No stale bytes in the padding a sample copies out. */
-	memset(rec->data + rec->size, 0, size - rec->size);
-	perf_tp_event(call->event.type, 1, rec->data, size, regs, head, rctx,
-		      NULL);
-out:
-	preempt_enable();
+#endif
 }
 
 /**
