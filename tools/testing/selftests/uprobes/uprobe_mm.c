@@ -595,8 +595,11 @@ TEST_F_TIMEOUT(batch, group_enable_reaches_every_event_in_every_process, 300)
 
 	ASSERT_EQ(0, sled_events(self->target, self->off, SLED_LEN, false));
 	self->nev = SLED_LEN;
-	for (i = 0; i < 3; i++)
+	/* Each one running (its file mapped) before the write, not after. */
+	for (i = 0; i < 3; i++) {
 		UT_START(t[i], "uprobe_target", NULL);
+		UT_CMD(t[i], r, "ping");
+	}
 	sum_str(orig, sizeof(orig), self->target, self->off, SLED_LEN);
 	snprintf(bps, sizeof(bps), "ok %d", 0xcc * SLED_LEN);
 
@@ -642,6 +645,11 @@ TEST_F_TIMEOUT(batch, group_enable_fails_only_the_event_that_cannot_be_probed, 3
 	snprintf(def, sizeof(def), "p:%s/never %s:0x%lx", BATCH_GRP, self->target, bad);
 	ASSERT_EQ(0, ut_probe_add(def));
 	UT_START(t, "uprobe_target", NULL);
+	/*
+	 * The refusal comes from installing in a process (as on stock): the
+	 * target must have mapped the file before the write.
+	 */
+	UT_CMD(t, r, "ping");
 
 	EXPECT_GT(0, ut_write("events/" BATCH_GRP "/enable", "1"))
 		TH_LOG("enabling a group with a hlt probe succeeded");
