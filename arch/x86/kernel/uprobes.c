@@ -100,21 +100,30 @@ static unsigned int uprobe_x86_word(const struct uprobe_x86_op *op)
 	return op->is64 ? 8 : 4;
 }
 
+/* One user access of the word's size (push, call, pop, ret). */
 static int uprobe_x86_put_word(const struct uprobe_x86_op *op,
 			       unsigned long addr, unsigned long val)
 {
-	/* Little-endian: the low bytes of val are its first bytes. */
-	if (copy_to_user((void __user *)addr, &val, uprobe_x86_word(op)))
-		return -EFAULT;
-	return 0;
+	if (op->is64)
+		return put_user((u64)val, (u64 __user *)addr);
+	return put_user((u32)val, (u32 __user *)addr);
 }
 
 static int uprobe_x86_get_word(const struct uprobe_x86_op *op,
 			       unsigned long addr, unsigned long *val)
 {
-	*val = 0;
-	if (copy_from_user(val, (void __user *)addr, uprobe_x86_word(op)))
-		return -EFAULT;
+	u64 v64;
+	u32 v32;
+
+	if (op->is64) {
+		if (get_user(v64, (u64 __user *)addr))
+			return -EFAULT;
+		*val = v64;
+	} else {
+		if (get_user(v32, (u32 __user *)addr))
+			return -EFAULT;
+		*val = v32;
+	}
 	return 0;
 }
 
@@ -258,8 +267,8 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 		*uprobe_x86_gpr(regs, op->reg) = op->size == 8 ? val : (u32)val;
 		break;
 	case UPROBE_EMUL_ALU_SP:
-		regs->sp = uprobe_x86_add_sub(op->sub, regs->sp, (long)op->imm,
-					      op->size, &regs->flags);
+		regs->sp = uprobe_x86_alu_sp(op->sub, regs->sp, (long)op->imm,
+					     op->size, &regs->flags);
 		break;
 	case UPROBE_EMUL_LEA_RIP:
 		val = next + op->imm;

@@ -865,3 +865,42 @@ unsigned long uprobe_x86_add_sub(bool sub, unsigned long a, unsigned long b,
 	*flags = f;
 	return r;
 }
+
+/**
+ * uprobe_x86_alu_sp() - add or subtract on the stack pointer, as the hit does
+ * @sub: subtract @b from @a (else add)
+ * @a: the stack pointer
+ * @b: the immediate, sign-extended
+ * @size: 4 or 8 (the stack word: an emulated add/sub on %esp or %rsp)
+ * @flags: the flags register; CF, PF, AF, ZF, SF and OF are replaced
+ *
+ * The same result as uprobe_x86_add_sub(), whose model KUnit holds against
+ * the CPU, but with the flags computed by the CPU itself: a few
+ * instructions on every hit of a probe on a function's stack adjustment.
+ *
+ * Return: the result, truncated to @size.
+ */
+unsigned long uprobe_x86_alu_sp(bool sub, unsigned long a, unsigned long b,
+				unsigned int size, unsigned long *flags)
+{
+	const unsigned long arith = X86_EFLAGS_CF | X86_EFLAGS_PF |
+				    X86_EFLAGS_AF | X86_EFLAGS_ZF |
+				    X86_EFLAGS_SF | X86_EFLAGS_OF;
+	unsigned long f;
+	u32 a32 = a;
+
+	if (size == 8 && sub)
+		asm ("sub %[b], %[a]\n\tpushf\n\tpop %[f]"
+		     : [a] "+r" (a), [f] "=r" (f) : [b] "r" (b) : "cc");
+	else if (size == 8)
+		asm ("add %[b], %[a]\n\tpushf\n\tpop %[f]"
+		     : [a] "+r" (a), [f] "=r" (f) : [b] "r" (b) : "cc");
+	else if (sub)
+		asm ("subl %[b], %[a]\n\tpushf\n\tpop %[f]"
+		     : [a] "+r" (a32), [f] "=r" (f) : [b] "r" ((u32)b) : "cc");
+	else
+		asm ("addl %[b], %[a]\n\tpushf\n\tpop %[f]"
+		     : [a] "+r" (a32), [f] "=r" (f) : [b] "r" ((u32)b) : "cc");
+	*flags = (*flags & ~arith) | (f & arith);
+	return size == 8 ? a : a32;
+}

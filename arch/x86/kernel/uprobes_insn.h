@@ -25,5 +25,7 @@ bool uprobe_x86_loop_taken(unsigned int variant, unsigned long count,
 			   unsigned long flags);
 unsigned long uprobe_x86_add_sub(bool sub, unsigned long a, unsigned long b,
 				 unsigned int size, unsigned long *flags);
+unsigned long uprobe_x86_alu_sp(bool sub, unsigned long a, unsigned long b,
+				unsigned int size, unsigned long *flags);
 
 #endif /* _X86_KERNEL_UPROBES_INSN_H */

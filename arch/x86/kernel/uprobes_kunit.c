@@ -704,6 +704,12 @@ static void uk_add_sub_test(struct kunit *test)
 					/* Other flags are left alone. */
 					KUNIT_EXPECT_EQ(test, ours & ~UK_ARITH_FLAGS,
 							X86_EFLAGS_IF | X86_EFLAGS_TF);
+					/* The hit path's version agrees. */
+					cpu = X86_EFLAGS_IF | X86_EFLAGS_TF;
+					r_cpu = uprobe_x86_alu_sp(sub, vals[i], vals[j],
+								  size, &cpu);
+					KUNIT_EXPECT_EQ(test, r_cpu, r_ours);
+					KUNIT_EXPECT_EQ(test, cpu, ours);
 				}
 }
 
