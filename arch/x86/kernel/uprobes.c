@@ -307,6 +307,30 @@ static noinline bool uprobe_x86_emulate_hit(const struct uprobe_x86_op *op,
 	return true;
 }
 
+/*
+ * A 64-bit push of a register or call, the other instructions that open
+ * most functions, without uprobe_x86_emulate_hit()'s frame; false (and
+ * nothing done) for anything else or when the push would fault, which
+ * the full emulator then finds again.
+ */
+static __always_inline bool uprobe_x86_push64(const struct uprobe_x86_op *op,
+					      struct pt_regs *regs)
+{
+	unsigned long next = regs->ip + op->len, val;
+
+	if (op->emul == UPROBE_EMUL_PUSH)
+		val = *uprobe_x86_gpr(regs, op->reg);	/* %rsp: the old value */
+	else if (op->emul == UPROBE_EMUL_CALL)
+		val = next;
+	else
+		return false;
+	if (put_user(val, (unsigned long __user *)(regs->sp - 8)))
+		return false;
+	regs->sp -= 8;
+	regs->ip = op->emul == UPROBE_EMUL_CALL ? next + op->imm : next;
+	return true;
+}
+
 /**
  * arch_uprobe_skip_sstep() - emulate the probed instruction if we can
  * @aup: the probe
@@ -325,10 +349,14 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs)
 	/* Decoded for the other mode: a 64-bit task running 32-bit code. */
 	if (op->is64 != user_64bit_mode(regs))
 		return false;
-	/* The most common site, a nop or endbr64 opening a function. */
-	if (op->emul == UPROBE_EMUL_NOP && !(regs->flags & X86_EFLAGS_TF)) {
-		regs->ip = uprobe_x86_trunc(op, regs->ip + op->len);
-		return true;
+	/* The common first instructions of a function, without a frame. */
+	if (!(regs->flags & X86_EFLAGS_TF)) {
+		if (op->emul == UPROBE_EMUL_NOP) {
+			regs->ip = uprobe_x86_trunc(op, regs->ip + op->len);
+			return true;
+		}
+		if (op->is64 && uprobe_x86_push64(op, regs))
+			return true;
 	}
 	return uprobe_x86_emulate_hit(op, regs);
 }
