@@ -177,7 +177,9 @@ int set_swbp(struct arch_uprobe *aup, struct mm_struct *mm, unsigned long vaddr)
 int set_orig_insn(struct arch_uprobe *aup, struct mm_struct *mm, unsigned long vaddr);
 bool is_swbp_insn(uprobe_opcode_t *insn);
 bool is_trap_insn(uprobe_opcode_t *insn);
+#ifndef uprobe_get_swbp_addr	/* or the architecture's inline one */
 unsigned long uprobe_get_swbp_addr(struct pt_regs *regs);
+#endif
 unsigned long uprobe_get_trap_addr(struct pt_regs *regs);
 int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 			unsigned long vaddr, uprobe_opcode_t opcode);
@@ -193,7 +195,9 @@ unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
 						struct pt_regs *regs);
 bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,
 			     struct pt_regs *regs);
+#ifndef arch_uprobe_ignore	/* or the architecture's inline one */
 bool arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs);
+#endif
 void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 			   void *src, unsigned long len);
 bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs);

@@ -608,12 +608,24 @@ static int cmp_walk_item(const void *a, const void *b)
 	return uprobe_key_cmp(ua->inode, ua->offset, ub->inode, ub->offset);
 }
 
+static bool walk_items_sorted(struct uprobe_walk_item *items, unsigned int nr)
+{
+	unsigned int i;
+
+	for (i = 1; i < nr; i++)
+		if (cmp_walk_item(&items[i - 1], &items[i]) > 0)
+			return false;
+	return true;
+}
+
 /* Sort @items by (inode, offset) and walk each file's run of them once. */
 static void walk_items(struct uprobe_walk_item *items, unsigned int nr)
 {
 	unsigned int start, end;
 
-	sort(items, nr, sizeof(*items), cmp_walk_item, NULL);
+	/* Probes defined in file order, as tools list symbols, need none. */
+	if (!walk_items_sorted(items, nr))
+		sort(items, nr, sizeof(*items), cmp_walk_item, NULL);
 	for (start = 0; start < nr; start = end) {
 		struct inode *inode = items[start].uprobe->inode;
 

@@ -35,22 +35,7 @@
 
 #include "uprobes_internal.h"
 
-/* Slot addresses no breakpoint can have: above any user address. */
-#define BP_EMPTY	(~0UL)
-#define BP_DEAD		(~0UL - 1)
 #define BP_MIN_SLOTS	16
-
-struct bp_slot {
-	unsigned long	vaddr;
-	struct uprobe	*uprobe;
-};
-
-struct bp_array {
-	struct rcu_head	rcu;
-	unsigned int	bits;
-	unsigned int	filled;		/* live and dead slots */
-	struct bp_slot	slots[];
-};
 
 static unsigned int bp_nr_slots(const struct bp_array *a)
 {
@@ -66,6 +51,8 @@ static struct bp_array *bp_array_alloc(unsigned int bits)
 	if (!a)
 		return NULL;
 	a->bits = bits;
+	a->mask = (1U << bits) - 1;
+	a->shift = BITS_PER_LONG - bits;
 	a->filled = 0;
 	for (i = 0; i < (1U << bits); i++) {
 		a->slots[i].vaddr = BP_EMPTY;
@@ -84,9 +71,19 @@ static unsigned int bp_bits_for(unsigned int live)
 	return bits;
 }
 
-static bool bp_array_has_room(const struct bp_array *a)
+/* The smallest array that takes @n entries without a rebuild. */
+static unsigned int bp_bits_to_fit(unsigned int n)
 {
-	return a && (a->filled + 1) * 4 <= bp_nr_slots(a) * 3;
+	unsigned int bits = ilog2(BP_MIN_SLOTS);
+
+	while ((3UL << bits) < 4UL * n)
+		bits++;
+	return bits;
+}
+
+static bool bp_array_has_room(const struct bp_array *a, unsigned int more)
+{
+	return a && (a->filled + more) * 4UL <= bp_nr_slots(a) * 3UL;
 }
 
 /*
@@ -96,7 +93,7 @@ static bool bp_array_has_room(const struct bp_array *a)
 static struct bp_slot *bp_array_find(struct bp_array *a, unsigned long vaddr,
 				     bool *found)
 {
-	unsigned int mask = bp_nr_slots(a) - 1, i = hash_long(vaddr, a->bits);
+	unsigned int mask = bp_nr_slots(a) - 1, i = bp_hash(a, vaddr);
 	struct bp_slot *dead = NULL, *s;
 
 	for (;; i = (i + 1) & mask) {
@@ -186,53 +183,13 @@ void bp_table_init(struct uprobe_bp_table *t)
 	INIT_LIST_HEAD(&t->refctr_pending);
 }
 
-/**
- * bp_table_lookup - the probe whose breakpoint is at @vaddr
- * @t: the table
- * @vaddr: the address
- *
- * Context: under uprobes_srcu, which keeps the result valid; no lock.
- * Return: the probe (no reference taken) or NULL.
- */
-struct uprobe *bp_table_lookup(struct uprobe_bp_table *t, unsigned long vaddr)
-{
-	struct uprobe *uprobe = NULL;
-	struct bp_array *a;
-	unsigned int mask, i, n;
-	unsigned long k;
-
-	rcu_read_lock();
-	a = rcu_dereference(t->arr);
-	if (!a)
-		goto out;
-	mask = bp_nr_slots(a) - 1;
-	i = hash_long(vaddr, a->bits);
-	/* Bounded: a writer may refill the slots we already passed. */
-	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
-		struct bp_slot *s = &a->slots[i];
-
-		k = READ_ONCE(s->vaddr);
-		if (k == BP_EMPTY)
-			break;
-		if (k != vaddr)
-			continue;
-		smp_rmb();	/* the probe written before the address */
-		uprobe = READ_ONCE(s->uprobe);
-		smp_rmb();	/* and the address still ours after it */
-		if (READ_ONCE(s->vaddr) != vaddr)
-			uprobe = NULL;
-		break;
-	}
-out:
-	rcu_read_unlock();
-	return uprobe;
-}
-
 /*
- * Make room for one more entry: on return with t->lock held, t->arr has
- * a free slot.  Allocates with the lock dropped.
+ * Make room for @more entries: on return with t->lock held, t->arr has
+ * that many free slots.  Allocates with the lock dropped.  One entry at a
+ * time, a rebuild leaves the array half full, so that the next is far;
+ * many at once, it is made just big enough for them.
  */
-static int bp_table_reserve(struct uprobe_bp_table *t)
+static int bp_table_reserve(struct uprobe_bp_table *t, unsigned int more)
 	__acquires(&t->lock)
 {
 	struct bp_array *old, *new = NULL;
@@ -241,9 +198,10 @@ static int bp_table_reserve(struct uprobe_bp_table *t)
 	for (;;) {
 		spin_lock(&t->lock);
 		old = rcu_dereference_protected(t->arr, lockdep_is_held(&t->lock));
-		if (bp_array_has_room(old))
+		if (bp_array_has_room(old, more))
 			break;
-		bits = bp_bits_for(t->live + 1);
+		bits = more == 1 ? bp_bits_for(t->live + 1) :
+				   bp_bits_to_fit(t->live + more);
 		if (new && new->bits >= bits) {
 			bp_array_rehash(new, old);
 			rcu_assign_pointer(t->arr, new);
@@ -260,7 +218,8 @@ static int bp_table_reserve(struct uprobe_bp_table *t)
 			return -ENOMEM;
 		}
 	}
-	kvfree(new);
+	if (unlikely(new))	/* another writer grew the array meanwhile */
+		kvfree(new);
 	return 0;
 }
 
@@ -278,7 +237,7 @@ static int bp_table_put_entry(struct uprobe_bp_table *t, unsigned long vaddr,
 	bool found;
 	int err;
 
-	err = bp_table_reserve(t);
+	err = bp_table_reserve(t, 1);
 	if (err)
 		goto unlock;
 	a = rcu_dereference_protected(t->arr, lockdep_is_held(&t->lock));
@@ -298,6 +257,24 @@ unlock:
 	spin_unlock(&t->lock);
 	if (old)
 		put_uprobe(old);
+	return err;
+}
+
+/**
+ * bp_table_prepare - make room for many entries at once
+ * @t: the table
+ * @more: how many entries are about to be added
+ *
+ * One rebuild of the array for a batch instead of one each time it
+ * fills up; the array then holds @more more entries without a rebuild.
+ *
+ * Return: 0 or -ENOMEM (and then entries are still added one by one).
+ */
+int bp_table_prepare(struct uprobe_bp_table *t, unsigned int more)
+{
+	int err = bp_table_reserve(t, more);
+
+	spin_unlock(&t->lock);
 	return err;
 }
 

@@ -47,6 +47,7 @@
 
 #include "uprobes_internal.h"
 
+#ifndef uprobe_get_swbp_addr
 /**
  * uprobe_get_swbp_addr - the address of the breakpoint that just trapped
  * @regs: the registers at the trap
@@ -58,7 +59,9 @@ unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
 {
 	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
 }
+#endif
 
+#ifndef arch_uprobe_ignore
 /**
  * arch_uprobe_ignore - should this hit be ignored?
  * @aup: the probe
@@ -71,6 +74,7 @@ bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
 {
 	return false;
 }
+#endif
 
 static noinline struct uprobe_task *uprobe_alloc_utask(void)
 {

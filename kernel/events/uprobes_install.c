@@ -434,15 +434,11 @@ static void refctr_apply_pending(struct vm_area_struct *vma)
  * (the architecture needs an mm to know the instruction set).  A verdict
  * of the architecture is kept; a failure to read the file is not.
  */
-static int uprobe_prepare(struct uprobe *uprobe, struct vm_area_struct *vma,
-			  unsigned long vaddr)
+static noinline int uprobe_analyze(struct uprobe *uprobe,
+				   struct vm_area_struct *vma, unsigned long vaddr)
 {
 	int err;
 
-	if (test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
-		smp_rmb();	/* analyze_err and arch, set before the bit */
-		return uprobe->analyze_err;
-	}
 	mutex_lock(&uprobes_analyze_mutex);
 	if (!test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
 		err = read_orig_insn(uprobe, vma->vm_file);
@@ -462,6 +458,18 @@ static int uprobe_prepare(struct uprobe *uprobe, struct vm_area_struct *vma,
 unlock:
 	mutex_unlock(&uprobes_analyze_mutex);
 	return err;
+}
+
+/* Inline: every install of a batch asks, and only the first analyses. */
+static __always_inline int uprobe_prepare(struct uprobe *uprobe,
+					  struct vm_area_struct *vma,
+					  unsigned long vaddr)
+{
+	if (test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
+		smp_rmb();	/* analyze_err and arch, set before the bit */
+		return uprobe->analyze_err;
+	}
+	return uprobe_analyze(uprobe, vma, vaddr);
 }
 
 static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
@@ -838,9 +846,16 @@ static int write_page_opcodes(struct vm_area_struct *vma,
 	return 0;
 }
 
-/* Install the probes of @items, all on one page of @vma, in its mm. */
+/*
+ * Install the probes of @items, all on one page of @vma, in its mm.  At
+ * the first breakpoint the batch puts in this mm, the table makes room
+ * for @room more at once (so a table is grown once per batch, not as it
+ * fills up, and an mm that gets none of them gets no array); @room is
+ * then zeroed.
+ */
 static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
-			 struct uprobe_walk_item *items, unsigned int nr)
+			 struct uprobe_walk_item *items, unsigned int nr,
+			 unsigned int *room)
 {
 	struct mm_struct *mm = vma->vm_mm;
 	struct uprobe_walk_item *it;
@@ -870,6 +885,10 @@ static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 	}
 	if (!picked)
 		return;
+	if (*room) {
+		bp_table_prepare(t, *room);
+		*room = 0;
+	}
 
 	/* Before the breakpoints can be hit: the trap handler checks it. */
 	if (!test_bit(MMF_HAS_UPROBES, &mm->flags))
@@ -958,6 +977,7 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 	VMA_ITERATOR(vmi, mm, 0);
 	bool install = items[0].uc;
 	struct uprobe_bp_table *t = install ? bp_table_create(mm) : bp_table(mm);
+	unsigned int room = nr;
 	struct vm_area_struct *vma;
 	struct uprobe_walk_item *it;
 	unsigned int i, j;
@@ -989,7 +1009,7 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 				if (items[j].uprobe->offset >> PAGE_SHIFT != page)
 					break;
 			if (install)
-				install_page(t, vma, items + i, j - i);
+				install_page(t, vma, items + i, j - i, &room);
 			else
 				remove_page(t, vma, items + i, j - i);
 			i = j;

@@ -17,9 +17,11 @@
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
+#include <linux/hash.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
+#include <linux/rcupdate.h>
 #include <linux/refcount.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
@@ -178,7 +180,81 @@ bool uprobe_has_consumers(struct uprobe *uprobe);
 /* uprobes_bptable.c: the per-mm table of installed breakpoints */
 struct uprobe_bp_table *bp_table_create(struct mm_struct *mm);
 void bp_table_init(struct uprobe_bp_table *t);
-struct uprobe *bp_table_lookup(struct uprobe_bp_table *t, unsigned long vaddr);
+
+/* Slot addresses no breakpoint can have: above any user address. */
+#define BP_EMPTY	(~0UL)
+#define BP_DEAD		(~0UL - 1)
+
+struct bp_slot {
+	unsigned long	vaddr;
+	struct uprobe	*uprobe;
+};
+
+/* @mask and @shift: what every lookup would derive from @bits. */
+struct bp_array {
+	struct rcu_head	rcu;
+	unsigned int	bits;
+	unsigned int	mask;
+	unsigned int	shift;
+	unsigned int	filled;		/* live and dead slots */
+	struct bp_slot	slots[];
+};
+
+/* hash_long(@vaddr, a->bits), with the shift kept in the array */
+static __always_inline unsigned int bp_hash(const struct bp_array *a,
+					    unsigned long vaddr)
+{
+#if BITS_PER_LONG == 64
+	return (vaddr * GOLDEN_RATIO_64) >> a->shift;
+#else
+	return (vaddr * GOLDEN_RATIO_32) >> a->shift;
+#endif
+}
+
+/**
+ * bp_table_lookup - the probe whose breakpoint is at @vaddr
+ * @t: the table
+ * @vaddr: the address
+ *
+ * Inline: every hit starts with it.
+ *
+ * Context: under uprobes_srcu, which keeps the result valid; no lock.
+ * Return: the probe (no reference taken) or NULL.
+ */
+static __always_inline struct uprobe *
+bp_table_lookup(struct uprobe_bp_table *t, unsigned long vaddr)
+{
+	struct uprobe *uprobe = NULL;
+	struct bp_array *a;
+	unsigned int mask, i, n;
+	unsigned long k;
+
+	rcu_read_lock();
+	a = rcu_dereference(t->arr);
+	if (!a)
+		goto out;
+	mask = a->mask;
+	i = bp_hash(a, vaddr);
+	/* Bounded: a writer may refill the slots we already passed. */
+	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
+		struct bp_slot *s = &a->slots[i];
+
+		k = READ_ONCE(s->vaddr);
+		if (k == BP_EMPTY)
+			break;
+		if (k != vaddr)
+			continue;
+		smp_rmb();	/* the probe written before the address */
+		uprobe = READ_ONCE(s->uprobe);
+		smp_rmb();	/* and the address still ours after it */
+		if (READ_ONCE(s->vaddr) != vaddr)
+			uprobe = NULL;
+		break;
+	}
+out:
+	rcu_read_unlock();
+	return uprobe;
+}
 
 /**
  * bp_table - the breakpoint table of @mm, if it has one
@@ -186,7 +262,7 @@ struct uprobe *bp_table_lookup(struct uprobe_bp_table *t, unsigned long vaddr);
  *
  * Return: the table or NULL.
  */
-static inline struct uprobe_bp_table *bp_table(struct mm_struct *mm)
+static __always_inline struct uprobe_bp_table *bp_table(struct mm_struct *mm)
 {
 	/* Pairs with the cmpxchg in bp_table_create(). */
 	return smp_load_acquire(&mm->uprobes_state.bp_table);
@@ -202,14 +278,15 @@ static inline struct uprobe_bp_table *bp_table(struct mm_struct *mm)
  * Context: under uprobes_srcu, which keeps the result valid; no lock.
  * Return: the probe (no reference taken) or NULL.
  */
-static inline struct uprobe *uprobe_bp_lookup(struct mm_struct *mm,
-					      unsigned long vaddr)
+static __always_inline struct uprobe *uprobe_bp_lookup(struct mm_struct *mm,
+						       unsigned long vaddr)
 {
 	struct uprobe_bp_table *t = bp_table(mm);
 
 	return t ? bp_table_lookup(t, vaddr) : NULL;
 }
 
+int bp_table_prepare(struct uprobe_bp_table *t, unsigned int more);
 int bp_table_add(struct uprobe_bp_table *t, unsigned long vaddr,
 		 struct uprobe *uprobe);
 int bp_table_set(struct uprobe_bp_table *t, unsigned long vaddr,

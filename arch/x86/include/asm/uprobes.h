@@ -174,4 +174,22 @@ struct arch_uprobe_task {
 	bool		saved_blockstep;
 };
 
+struct pt_regs;
+
+/*
+ * Two questions every hit asks, answered here so that they cost no call
+ * (the core's __weak defaults are out of line): the int3 trap leaves ip
+ * just past the breakpoint, and x86 ignores no hit.
+ */
+#define uprobe_get_swbp_addr(regs) \
+	(instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE)
+
+static inline bool arch_uprobe_ignore(struct arch_uprobe *aup,
+				      struct pt_regs *regs)
+{
+	return false;
+}
+
+#define arch_uprobe_ignore arch_uprobe_ignore
+
 #endif /* _ASM_X86_UPROBES_H */
