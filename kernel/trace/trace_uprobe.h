@@ -15,6 +15,8 @@
 
 #include <linux/path.h>
 #include <linux/perf_event.h>
+#include <linux/rculist.h>
+#include <linux/sched.h>
 #include <linux/uprobes.h>
 
 #include "trace_dynevent.h"
@@ -83,9 +85,50 @@ void trace_uprobe_init_event_call(struct trace_uprobe *tu);
 int trace_uprobe_apply_all(struct trace_probe *tp, bool add);
 
 /* The perf and BPF side (trace_uprobe_perf.c). */
+
+/* A per-task perf event on a filter's list. */
+struct perf_follower {
+	struct list_head	node;
+	struct perf_event	*event;
+	/* Readers dereference it after perf has let the task go. */
+	struct task_struct	*task;
+	struct rcu_head		rcu;
+};
+
+/**
+ * trace_uprobe_perf_wants - whether any perf event wants hits in a process
+ * @filter: the event's filter
+ * @mm: the process's mm
+ *
+ * Inline: every hit of an event perf uses asks it.
+ *
+ * Context: any.
+ * Return: true when a system-wide perf event is open, or a per-task one
+ * follows a task of @mm.
+ */
+static __always_inline bool
+trace_uprobe_perf_wants(struct trace_uprobe_filter *filter, struct mm_struct *mm)
+{
+	struct perf_follower *f;
+	bool ret = false;
+
+	if (READ_ONCE(filter->nr_systemwide))
+		return true;
+
+	/* No lock: see trace_uprobe_perf.c. */
+	rcu_read_lock();
+	list_for_each_entry_rcu(f, &filter->perf_events, node) {
+		if (READ_ONCE(f->task->mm) == mm) {
+			ret = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+
+	return ret;
+}
+
 void trace_uprobe_filter_init(struct trace_uprobe_filter *filter);
-bool trace_uprobe_perf_wants(struct trace_uprobe_filter *filter,
-			     struct mm_struct *mm);
 int trace_uprobe_perf_open(struct trace_event_call *call,
 			   struct perf_event *event);
 int trace_uprobe_perf_close(struct trace_event_call *call,
@@ -145,7 +188,7 @@ trace_uprobe_perf_output(struct trace_uprobe *tu, struct pt_regs *regs,
 	 * seeing the flag set with preemption off keeps them here.
 	 */
 	preempt_disable();
-	if (!trace_probe_test_flag(&tu->tp, TP_FLAG_PROFILE))
+	if (!(trace_probe_load_flag(&tu->tp) & TP_FLAG_PROFILE))
 		goto out;
 	heads = READ_ONCE(call->perf_events);
 	if (!heads)

@@ -20,19 +20,33 @@
  * or a breakpoint another consumer wanted) finds on its first hit that
  * nobody wants it here, and the handler asks the core to remove it.
  *
- * filter->rwlock protects the count and the list; it is taken for reading
- * by the consumer's filter, which the uprobes core calls with its own
- * locks held, so nothing that may sleep or call into the core runs under
- * it.  Perf open and close run under event_mutex.
+ * filter->rwlock serialises the changes to the count and the list (taken
+ * for writing only; nothing that may sleep or call into the core runs
+ * under it).  Readers, among them every hit, take no lock: the list is
+ * walked under RCU, and each entry (a struct perf_follower) holds its own
+ * reference on the followed task, dropped an RCU grace period after the
+ * entry is unlinked, since perf drops its own reference as soon as the
+ * event is closed.  Perf open and close run under event_mutex.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
 #include <linux/bpf.h>
 #include <linux/filter.h>
 #include <linux/perf_event.h>
+#include <linux/rculist.h>
+#include <linux/sched/task.h>
+#include <linux/slab.h>
 #include <linux/trace_events.h>
 
 #include "trace_uprobe.h"
+
+static void perf_follower_free(struct rcu_head *rcu)
+{
+	struct perf_follower *f = container_of(rcu, struct perf_follower, rcu);
+
+	put_task_struct(f->task);
+	kfree(f);
+}
 
 /**
  * trace_uprobe_filter_init - start an event's perf filter empty
@@ -50,41 +64,6 @@ static bool is_systemwide(struct perf_event *event)
 	return !event->hw.target;
 }
 
-/**
- * trace_uprobe_perf_wants - whether any perf event wants hits in a process
- * @filter: the event's filter
- * @mm: the process's mm
- *
- * Context: any, but takes @filter->rwlock for reading.
- * Return: true when a system-wide perf event is open, or a per-task one
- * follows a task of @mm.
- */
-bool trace_uprobe_perf_wants(struct trace_uprobe_filter *filter,
-			     struct mm_struct *mm)
-{
-	struct perf_event *event;
-	bool ret = false;
-
-	/*
-	 * The common case, a system-wide event, without the lock: every hit
-	 * of every thread takes this path, and a read_lock() would make them
-	 * all write the lock's cache line.
-	 */
-	if (READ_ONCE(filter->nr_systemwide))
-		return true;
-
-	read_lock(&filter->rwlock);
-	list_for_each_entry(event, &filter->perf_events, hw.tp_list) {
-		if (READ_ONCE(event->hw.target->mm) == mm) {
-			ret = true;
-			break;
-		}
-	}
-	read_unlock(&filter->rwlock);
-
-	return ret;
-}
-
 /*
  * Whether the breakpoints @event wants are wanted by the other perf
  * events of the filter already (or, for an event whose task has no mm
@@ -93,7 +72,7 @@ bool trace_uprobe_perf_wants(struct trace_uprobe_filter *filter,
 static bool covered_by_others(struct trace_uprobe_filter *filter,
 			      struct perf_event *event)
 {
-	struct perf_event *other;
+	struct perf_follower *f;
 	struct mm_struct *mm;
 
 	lockdep_assert_held(&filter->rwlock);
@@ -106,11 +85,24 @@ static bool covered_by_others(struct trace_uprobe_filter *filter,
 	mm = READ_ONCE(event->hw.target->mm);
 	if (!mm)
 		return true;
-	list_for_each_entry(other, &filter->perf_events, hw.tp_list) {
-		if (other != event && READ_ONCE(other->hw.target->mm) == mm)
+	list_for_each_entry(f, &filter->perf_events, node) {
+		if (f->event != event && READ_ONCE(f->task->mm) == mm)
 			return true;
 	}
 	return false;
+}
+
+/* @event's entry on @filter's list; under filter->rwlock. */
+static struct perf_follower *find_follower(struct trace_uprobe_filter *filter,
+					   struct perf_event *event)
+{
+	struct perf_follower *f;
+
+	list_for_each_entry(f, &filter->perf_events, node) {
+		if (f->event == event)
+			return f;
+	}
+	return NULL;
 }
 
 /**
@@ -130,6 +122,7 @@ int trace_uprobe_perf_open(struct trace_event_call *call,
 {
 	struct trace_uprobe *tu = trace_uprobe_primary_from_call(call);
 	struct trace_uprobe_filter *filter;
+	struct perf_follower *f = NULL;
 	bool widens;
 	int ret;
 
@@ -137,12 +130,20 @@ int trace_uprobe_perf_open(struct trace_event_call *call,
 		return -ENODEV;
 	filter = trace_uprobe_filter(tu);
 
+	if (!is_systemwide(event)) {
+		f = kmalloc(sizeof(*f), GFP_KERNEL);
+		if (!f)
+			return -ENOMEM;
+		f->event = event;
+		f->task = get_task_struct(event->hw.target);
+	}
+
 	write_lock(&filter->rwlock);
 	widens = !covered_by_others(filter, event);
-	if (is_systemwide(event))
-		WRITE_ONCE(filter->nr_systemwide, filter->nr_systemwide + 1);
+	if (f)
+		list_add_rcu(&f->node, &filter->perf_events);
 	else
-		list_add(&event->hw.tp_list, &filter->perf_events);
+		WRITE_ONCE(filter->nr_systemwide, filter->nr_systemwide + 1);
 	write_unlock(&filter->rwlock);
 
 	if (!widens || trace_probe_test_flag(&tu->tp, TP_FLAG_TRACE))
@@ -170,6 +171,7 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 {
 	struct trace_uprobe *tu = trace_uprobe_primary_from_call(call);
 	struct trace_uprobe_filter *filter;
+	struct perf_follower *f = NULL;
 	bool narrows;
 
 	if (!tu)
@@ -177,12 +179,17 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 	filter = trace_uprobe_filter(tu);
 
 	write_lock(&filter->rwlock);
-	if (is_systemwide(event))
+	if (is_systemwide(event)) {
 		WRITE_ONCE(filter->nr_systemwide, filter->nr_systemwide - 1);
-	else
-		list_del(&event->hw.tp_list);
+	} else {
+		f = find_follower(filter, event);
+		if (!WARN_ON_ONCE(!f))
+			list_del_rcu(&f->node);
+	}
 	narrows = !covered_by_others(filter, event);
 	write_unlock(&filter->rwlock);
+	if (f)
+		call_rcu(&f->rcu, perf_follower_free);
 
 	if (!narrows || trace_probe_test_flag(&tu->tp, TP_FLAG_TRACE))
 		return 0;
