@@ -62,6 +62,17 @@
 /* Records up to this size are built on the stack, bigger ones in a kmalloc. */
 #define UPROBE_RECORD_ONSTACK	128
 
+/*
+ * A hit's record while it fits on the stack: the dispatcher writes the
+ * head in place, build_record() appends the rest, and clears what it uses
+ * a word at a time (hence the word of slack).
+ */
+union uprobe_stack_record {
+	struct uprobe_entry_head	entry;
+	struct uretprobe_entry_head	ret;
+	u8				buf[UPROBE_RECORD_ONSTACK + sizeof(u64)];
+};
+
 /* Our type of dynamic event; its methods are defined further down. */
 static struct dyn_event_operations trace_uprobe_ops;
 
@@ -1371,27 +1382,14 @@ process_fetch_insn(struct fetch_insn *code, void *rec, void *dest, void *base)
 }
 
 /*
- * The head as the caller filled it in.  Its size is one of two constants:
- * copied as such, it is a few moves instead of a string copy.
- */
-static void copy_record_head(void *data, const void *head, int head_size)
-{
-	if (head_size == sizeof(struct uprobe_entry_head))
-		memcpy(data, head, sizeof(struct uprobe_entry_head));
-	else
-		memcpy(data, head, sizeof(struct uretprobe_entry_head));
-}
-
-/*
  * Build the record of one hit: @head_size bytes of head (already filled
- * in by the caller, in @rec), then the fetch arguments, then their strings.
- * Returns 0, or -ENOMEM when no buffer could be had.
+ * in by the caller, at the start of @sr), then the fetch arguments, then
+ * their strings.  Returns 0, or -ENOMEM when no buffer could be had.
  */
 static __always_inline int build_record(struct trace_uprobe *tu,
-					struct uprobe_hit *hit,
-					void *head, int head_size,
+					struct uprobe_hit *hit, int head_size,
 					struct uprobe_record *rec,
-					void *stack_buf)
+					union uprobe_stack_record *sr)
 {
 	struct trace_probe *tp = &tu->tp;
 	int i, len, room, dsize = 0;
@@ -1410,12 +1408,12 @@ static __always_inline int build_record(struct trace_uprobe *tu,
 	/* With room for perf's padding, so that perf can take it as it is. */
 	room = trace_uprobe_perf_size(rec->size);
 	if (room <= UPROBE_RECORD_ONSTACK) {
-		rec->data = stack_buf;
+		rec->data = sr->buf;	/* the head is there already */
 		/*
 		 * No old stack bytes may reach a reader: an argument that
 		 * faults stores nothing, and perf copies the padding out.
 		 * Without arguments, that is the padding only: one store
-		 * (stack_buf has room for it).
+		 * (the buffer has a word of slack for it).
 		 */
 		data = rec->data + head_size;
 		if (room - head_size <= sizeof(u64))
@@ -1426,18 +1424,19 @@ static __always_inline int build_record(struct trace_uprobe *tu,
 		rec->data = kzalloc(room, GFP_KERNEL);
 		if (!rec->data)
 			return -ENOMEM;
+		memcpy(rec->data, sr, head_size);
 	}
 
-	copy_record_head(rec->data, head, head_size);
 	if (tp->nr_args)
 		store_trace_args(rec->data + head_size, tp, hit, head_size,
 				 dsize);
 	return 0;
 }
 
-static void free_record(struct uprobe_record *rec, void *stack_buf)
+static void free_record(struct uprobe_record *rec,
+			union uprobe_stack_record *sr)
 {
-	if (rec->data != stack_buf)
+	if (rec->data != sr->buf)
 		kfree(rec->data);
 }
 
@@ -1479,11 +1478,9 @@ static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
  */
 static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 				       struct uprobe_hit *hit,
-				       void *head, int head_size)
+				       union uprobe_stack_record *sr,
+				       int head_size)
 {
-	/* build_record() clears what it uses; a word of slack for that. */
-	u8 stack_buf[UPROBE_RECORD_ONSTACK + sizeof(u64)]
-		__aligned(sizeof(long)) __uninitialized;
 	unsigned int flags = trace_probe_load_flag(&tu->tp);
 	bool traced = flags & TP_FLAG_TRACE, to_perf = false;
 	struct uprobe_record rec __uninitialized;	/* build_record() sets it */
@@ -1499,7 +1496,7 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 	if (!traced && !to_perf)
 		return true;
 
-	if (build_record(tu, hit, head, head_size, &rec, stack_buf))
+	if (build_record(tu, hit, head_size, &rec, sr))
 		return true;
 
 	if (traced)
@@ -1507,7 +1504,7 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 	if (to_perf)
 		trace_uprobe_perf_output(tu, hit->regs, &rec);
 
-	free_record(&rec, stack_buf);
+	free_record(&rec, sr);
 	return true;
 }
 
@@ -1527,7 +1524,8 @@ static unsigned long probe_vaddr(struct trace_uprobe *tu, struct pt_regs *regs)
 static int uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
 	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
-	struct uprobe_entry_head head = {};
+	union uprobe_stack_record sr __uninitialized;	/* see uprobe_hit() */
+	struct uprobe_entry_head *head = &sr.entry;
 	struct uprobe_hit hit = { .regs = regs };
 
 	/* A return probe's entry only decides whether to wait for the return. */
@@ -1538,10 +1536,11 @@ static int uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs)
 	}
 	this_cpu_inc(*tu->nhit);
 
-	head.ip = probe_vaddr(tu, regs);
-	hit.file_base = head.ip - tu->offset;
+	head->ent = (struct trace_entry){};	/* perf's or tracefs's to fill */
+	head->ip = probe_vaddr(tu, regs);
+	hit.file_base = head->ip - tu->offset;
 
-	return uprobe_hit(tu, &hit, &head, sizeof(head)) ?
+	return uprobe_hit(tu, &hit, &sr, sizeof(*head)) ?
 	       0 : UPROBE_HANDLER_REMOVE;
 }
 
@@ -1549,16 +1548,18 @@ static int uretprobe_dispatcher(struct uprobe_consumer *uc,
 				unsigned long func, struct pt_regs *regs)
 {
 	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
-	struct uretprobe_entry_head head = {};
+	union uprobe_stack_record sr __uninitialized;	/* see uprobe_hit() */
+	struct uretprobe_entry_head *head = &sr.ret;
 	struct uprobe_hit hit = { .regs = regs };
 
 	this_cpu_inc(*tu->nhit);
 
-	head.func = func;
-	head.ret_ip = instruction_pointer(regs);
+	head->ent = (struct trace_entry){};
+	head->func = func;
+	head->ret_ip = instruction_pointer(regs);
 	hit.file_base = func - tu->offset;
 
-	uprobe_hit(tu, &hit, &head, sizeof(head));
+	uprobe_hit(tu, &hit, &sr, sizeof(*head));
 	return 0;
 }
 
