@@ -14,6 +14,8 @@
  *   close_ms X        time to close (detach) them
  *   slab_open_kb X    /proc/meminfo Slab after open minus before
  *   slab_close_kb X   after close minus before
+ *   mem_open_kb X     /proc/meminfo MemAvailable before open minus after
+ *                     (all the kernel memory the open events hold)
  *   hits X            the counters' sum (must be N)
  *
  * Exit status 1 when the counters do not add up to N.
@@ -39,19 +41,27 @@ static double now_ms(void)
 	return ts.tv_sec * 1e3 + ts.tv_nsec / 1e6;
 }
 
-static long slab_kb(void)
+/* the value of /proc/meminfo's line KEY ("Slab:"), in kB */
+static long meminfo_kb(const char *key)
 {
 	FILE *f = fopen("/proc/meminfo", "r");
 	char line[256];
+	size_t len = strlen(key);
 	long v = -1;
 
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "Slab: %ld kB", &v) == 1)
+		if (!strncmp(line, key, len) &&
+		    sscanf(line + len, "%ld kB", &v) == 1)
 			break;
 	fclose(f);
 	return v;
+}
+
+static long slab_kb(void)
+{
+	return meminfo_kb("Slab:");
 }
 
 static int read_int(const char *path)
@@ -76,7 +86,7 @@ int main(int argc, char **argv)
 	struct rlimit rl;
 	char name[64];
 	unsigned long long off;
-	long s0, s1, s2;
+	long s0, s1, s2, a0, a1;
 	double t0, t1, t2, t3;
 	unsigned long long hits = 0;
 	cpu_set_t cpus;
@@ -125,6 +135,7 @@ int main(int argc, char **argv)
 	attr.type = type;
 	attr.config1 = (uintptr_t)bin;		/* uprobe_path */
 
+	a0 = meminfo_kb("MemAvailable:");
 	s0 = slab_kb();
 	t0 = now_ms();
 	for (int i = 0; i < n; i++) {
@@ -138,6 +149,7 @@ int main(int argc, char **argv)
 	}
 	t1 = now_ms();
 	s1 = slab_kb();
+	a1 = meminfo_kb("MemAvailable:");
 
 	pid = fork();
 	if (pid == 0) {
@@ -158,8 +170,8 @@ int main(int argc, char **argv)
 	t3 = now_ms();
 	s2 = slab_kb();
 
-	printf("open_ms %.3f\nclose_ms %.3f\nslab_open_kb %ld\nslab_close_kb %ld\nhits %llu\n",
-	       t1 - t0, t3 - t2, s1 - s0, s2 - s0, hits);
+	printf("open_ms %.3f\nclose_ms %.3f\nslab_open_kb %ld\nslab_close_kb %ld\nmem_open_kb %ld\nhits %llu\n",
+	       t1 - t0, t3 - t2, s1 - s0, s2 - s0, a0 - a1, hits);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
 		fprintf(stderr, "attach_perf: %s callall failed\n", bin);
 		return 1;
