@@ -75,26 +75,6 @@ DEFINE_SRCU(uprobes_srcu);
 static struct rb_root uprobes_tree = RB_ROOT;
 static DEFINE_RWLOCK(uprobes_treelock);
 
-/**
- * uprobe_key_cmp - order of two probe keys in the registry
- * @ia: inode of the first key
- * @oa: offset of the first key
- * @ib: inode of the second key
- * @ob: offset of the second key
- *
- * Return: <0, 0 or >0 as (@ia, @oa) sorts before, equal to or after
- * (@ib, @ob): by inode address first, so a file's probes are adjacent.
- */
-int uprobe_key_cmp(const struct inode *ia, loff_t oa,
-		   const struct inode *ib, loff_t ob)
-{
-	if (ia != ib)
-		return ia < ib ? -1 : 1;
-	if (oa != ob)
-		return oa < ob ? -1 : 1;
-	return 0;
-}
-
 struct uprobe *get_uprobe(struct uprobe *uprobe)
 {
 	refcount_inc(&uprobe->ref);
@@ -317,11 +297,6 @@ bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
 	}
 	srcu_read_unlock(&uprobes_srcu, idx);
 	return want;
-}
-
-bool uprobe_has_consumers(struct uprobe *uprobe)
-{
-	return !!READ_ONCE(uprobe->consumers);
 }
 
 static void consumer_add(struct uprobe *uprobe, struct uprobe_consumer *uc)
@@ -608,12 +583,14 @@ static int cmp_walk_item(const void *a, const void *b)
 	return uprobe_key_cmp(ua->inode, ua->offset, ub->inode, ub->offset);
 }
 
-static bool walk_items_sorted(struct uprobe_walk_item *items, unsigned int nr)
+/* @items in (inode, offset) order, or in the reverse order (@dir -1). */
+static bool walk_items_ordered(struct uprobe_walk_item *items,
+			       unsigned int nr, int dir)
 {
 	unsigned int i;
 
 	for (i = 1; i < nr; i++)
-		if (cmp_walk_item(&items[i - 1], &items[i]) > 0)
+		if (cmp_walk_item(&items[i - 1], &items[i]) * dir > 0)
 			return false;
 	return true;
 }
@@ -623,9 +600,16 @@ static void walk_items(struct uprobe_walk_item *items, unsigned int nr)
 {
 	unsigned int start, end;
 
-	/* Probes defined in file order, as tools list symbols, need none. */
-	if (!walk_items_sorted(items, nr))
+	/*
+	 * Probes defined in file order, as tools list symbols, need no sort;
+	 * trace events are disabled in the reverse of that order.
+	 */
+	if (nr > 1 && walk_items_ordered(items, nr, -1)) {
+		for (start = 0, end = nr - 1; start < end; start++, end--)
+			swap(items[start], items[end]);
+	} else if (!walk_items_ordered(items, nr, 1)) {
 		sort(items, nr, sizeof(*items), cmp_walk_item, NULL);
+	}
 	for (start = 0; start < nr; start = end) {
 		struct inode *inode = items[start].uprobe->inode;
 

@@ -178,6 +178,7 @@ void bp_table_init(struct uprobe_bp_table *t)
 {
 	RCU_INIT_POINTER(t->arr, NULL);
 	t->live = 0;
+	t->dropping = NULL;
 	spin_lock_init(&t->lock);
 	spin_lock_init(&t->pending_lock);
 	INIT_LIST_HEAD(&t->refctr_pending);
@@ -304,6 +305,102 @@ int bp_table_set(struct uprobe_bp_table *t, unsigned long vaddr,
 		 struct uprobe *uprobe)
 {
 	return bp_table_put_entry(t, vaddr, uprobe, true);
+}
+
+/**
+ * bp_table_lock - start a writer section over many entries
+ * @t: the table
+ *
+ * For bp_table_claim_locked() and bp_table_release_locked(): one lock
+ * for the breakpoints of a page rather than one each.
+ */
+void bp_table_lock(struct uprobe_bp_table *t)
+	__acquires(&t->lock)
+{
+	spin_lock(&t->lock);
+}
+
+/**
+ * bp_table_unlock - end a writer section
+ * @t: the table
+ */
+void bp_table_unlock(struct uprobe_bp_table *t)
+	__releases(&t->lock)
+{
+	spin_unlock(&t->lock);
+}
+
+/**
+ * bp_table_claim_locked - point @vaddr at @uprobe unless it already is
+ * @t: the table, under bp_table_lock()
+ * @vaddr: the breakpoint's address
+ * @uprobe: its probe; the table takes a reference
+ *
+ * An entry for another probe (one since unregistered) is replaced, and its
+ * reference dropped: no probe is freed before an SRCU grace period.  Never
+ * grows the array.
+ *
+ * Return: 0 when the entry was added or replaced, 1 when it pointed at
+ * @uprobe already, -ENOSPC when the array has no room for one more entry
+ * (bp_table_prepare() it outside the lock, then try again).
+ */
+int bp_table_claim_locked(struct uprobe_bp_table *t, unsigned long vaddr,
+			  struct uprobe *uprobe)
+{
+	struct bp_array *a;
+	struct bp_slot *s;
+	bool found;
+
+	a = rcu_dereference_protected(t->arr, lockdep_is_held(&t->lock));
+	if (!a)
+		return -ENOSPC;
+	s = bp_array_find(a, vaddr, &found);
+	if (!found) {
+		if (!bp_array_has_room(a, 1))
+			return -ENOSPC;
+		bp_slot_fill(a, s, vaddr, get_uprobe(uprobe));
+		t->live++;
+		return 0;
+	}
+	if (s->uprobe == uprobe)
+		return 1;
+	put_uprobe(s->uprobe);
+	WRITE_ONCE(s->uprobe, get_uprobe(uprobe));
+	return 0;
+}
+
+/**
+ * bp_table_release_locked - erase @vaddr's entry unless another probe owns it
+ * @t: the table, under bp_table_lock()
+ * @vaddr: the breakpoint's address
+ * @uprobe: the probe whose breakpoint is being taken out
+ *
+ * A walk that removes @uprobe's breakpoints may come after @uprobe was
+ * retired and another probe installed at the same place: that probe's
+ * entry (and breakpoint) stay.
+ *
+ * Return: false when the entry belongs to a live probe other than
+ * @uprobe; true otherwise (the entry, if any, is gone).
+ */
+bool bp_table_release_locked(struct uprobe_bp_table *t, unsigned long vaddr,
+			     struct uprobe *uprobe)
+{
+	struct bp_array *a;
+	struct bp_slot *s;
+	bool found;
+
+	a = rcu_dereference_protected(t->arr, lockdep_is_held(&t->lock));
+	if (!a)
+		return true;
+	s = bp_array_find(a, vaddr, &found);
+	if (!found)
+		return true;
+	if (s->uprobe != uprobe && !test_bit(UPROBE_F_DEAD, &s->uprobe->flags))
+		return false;
+	put_uprobe(s->uprobe);
+	bp_slot_kill(s);
+	t->live--;
+	return true;
 }
 
 /**

@@ -161,6 +161,7 @@ static int read_opcode(struct mm_struct *mm, unsigned long vaddr,
 static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 				struct page *copy)
 {
+	struct uprobe_bp_table *t;
 	struct page *file_page;
 	bool same;
 
@@ -172,8 +173,19 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 		return;
 	same = PageUptodate(file_page) && pages_identical(copy, file_page);
 	put_page(file_page);
-	if (same)
-		zap_page_range(vma, vaddr & PAGE_MASK, PAGE_SIZE);
+	if (!same)
+		return;
+	/*
+	 * The zap calls uprobe_munmap(), whose scan of the whole table would
+	 * find nothing: every restore erases the entry first, and the
+	 * mapping (with any semaphore update it waits for) stays.
+	 */
+	t = bp_table(vma->vm_mm);
+	if (t)
+		WRITE_ONCE(t->dropping, current);
+	zap_page_range(vma, vaddr & PAGE_MASK, PAGE_SIZE);
+	if (t)
+		WRITE_ONCE(t->dropping, NULL);
 }
 
 /**
@@ -847,11 +859,54 @@ static int write_page_opcodes(struct vm_area_struct *vma,
 }
 
 /*
- * Install the probes of @items, all on one page of @vma, in its mm.  At
- * the first breakpoint the batch puts in this mm, the table makes room
- * for @room more at once (so a table is grown once per batch, not as it
- * fills up, and an mm that gets none of them gets no array); @room is
- * then zeroed.
+ * Point the table entries of @items (picked, all on one page of @vma) at
+ * their probes, under one lock.  Those already there are unpicked.  At
+ * the first entry the batch adds in this mm, the table makes room for
+ * @room more at once (so a table is grown once per batch, not as it fills
+ * up, and an mm that gets none of them gets no array); @room is then
+ * zeroed.  Return: how many are still picked.
+ */
+static unsigned int claim_page_entries(struct uprobe_bp_table *t,
+				       struct vm_area_struct *vma,
+				       struct uprobe_walk_item *items,
+				       unsigned int nr, unsigned int *room)
+{
+	unsigned int i, picked = 0;
+	int ret;
+
+	bp_table_lock(t);
+	for (i = 0; i < nr; i++) {
+		struct uprobe_walk_item *it = &items[i];
+		unsigned long vaddr;
+
+		if (!it->pick)
+			continue;
+		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+		while ((ret = bp_table_claim_locked(t, vaddr, it->uprobe)) ==
+		       -ENOSPC) {
+			bp_table_unlock(t);
+			ret = bp_table_prepare(t, *room ?: 1);
+			*room = 0;
+			bp_table_lock(t);
+			if (ret)
+				break;
+		}
+		if (ret) {
+			it->pick = false;
+			if (ret < 0)
+				it->err = ret;
+			continue;
+		}
+		picked++;
+	}
+	bp_table_unlock(t);
+	return picked;
+}
+
+/*
+ * Install the probes of @items, all on one page of @vma, in its mm: the
+ * table entries first (a thread that traps on a breakpoint finds its
+ * entry), then the breakpoints, through one forced write fault.
  */
 static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 			 struct uprobe_walk_item *items, unsigned int nr,
@@ -878,17 +933,11 @@ static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 			it->err = err;
 			continue;
 		}
-		if (bp_table_lookup(t, vaddr) == it->uprobe)
-			continue;
 		it->pick = true;
 		picked++;
 	}
-	if (!picked)
+	if (!picked || !claim_page_entries(t, vma, items, nr, room))
 		return;
-	if (*room) {
-		bp_table_prepare(t, *room);
-		*room = 0;
-	}
 
 	/* Before the breakpoints can be hit: the trap handler checks it. */
 	if (!test_bit(MMF_HAS_UPROBES, &mm->flags))
@@ -898,15 +947,10 @@ static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 		it = &items[i];
 		if (!it->pick)
 			continue;
+		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
 		if (err) {
 			it->err = err;
-			continue;
-		}
-		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
-		it->err = bp_table_set(t, vaddr, it->uprobe);
-		if (it->err) {
-			if (it->written)
-				set_orig_insn(&it->uprobe->arch, mm, vaddr);
+			bp_table_erase(t, vaddr);
 			continue;
 		}
 		if (it->written && it->uprobe->ref_ctr_offset)
@@ -931,20 +975,26 @@ static void remove_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 		it = &items[i];
 		it->pick = false;
 		it->written = false;
-		if (uprobe_filter_chain(it->uprobe, UPROBE_FILTER_UNREGISTER, mm))
+		if (uprobe_has_consumers(it->uprobe) &&
+		    uprobe_filter_chain(it->uprobe, UPROBE_FILTER_UNREGISTER, mm))
 			continue;
-		vaddr = offset_to_vaddr(vma, it->uprobe->offset);
-		if (t) {
-			struct uprobe *owner = bp_table_lookup(t, vaddr);
-
-			/* See remove_bp(). */
-			if (owner && owner != it->uprobe &&
-			    !test_bit(UPROBE_F_DEAD, &owner->flags))
-				continue;
-			bp_table_erase(t, vaddr);
-		}
 		it->pick = true;
 		picked++;
+	}
+	if (picked && t) {
+		bp_table_lock(t);
+		for (i = 0; i < nr; i++) {
+			it = &items[i];
+			if (!it->pick)
+				continue;
+			vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+			/* See remove_bp(). */
+			if (!bp_table_release_locked(t, vaddr, it->uprobe)) {
+				it->pick = false;
+				picked--;
+			}
+		}
+		bp_table_unlock(t);
 	}
 	if (!picked || write_page_opcodes(vma, items, nr, false))
 		return;
@@ -1213,7 +1263,8 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 	 * Only where a breakpoint can be (what vma_probeable() tests never
 	 * changes for a VMA): the table scan is not free.
 	 */
-	if (!t || start >= end || !vma_probeable(vma))
+	if (!t || start >= end || !vma_probeable(vma) ||
+	    READ_ONCE(t->dropping) == current)
 		return;
 	bp_table_erase_range(t, start, end);
 	/*

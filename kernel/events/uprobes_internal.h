@@ -85,6 +85,9 @@ struct bp_array;
  * @refctr_pending: breakpoints written here whose SDT semaphore was not
  *	mapped yet (struct refctr_pending), counted when it gets mapped,
  *	forgotten when the breakpoint's range is unmapped first.
+ * @dropping: the task that is unmapping a private copy of a page that no
+ *	breakpoint is left on (drop_identical_copy(), under mmap_lock for
+ *	write), or NULL: uprobe_munmap() has nothing to forget for it.
  */
 struct uprobe_bp_table {
 	struct bp_array __rcu	*arr;
@@ -92,6 +95,7 @@ struct uprobe_bp_table {
 	unsigned int		live;
 	spinlock_t		pending_lock;	/* see above */
 	struct list_head	refctr_pending;
+	struct task_struct	*dropping;
 };
 
 /* The XOL area: a few pages of slots, populated as slots are handed out. */
@@ -159,8 +163,26 @@ static inline bool xol_is_trampoline(struct xol_area *area, unsigned long addr)
 extern struct srcu_struct uprobes_srcu;
 
 /* uprobes.c: the registry */
-int uprobe_key_cmp(const struct inode *ia, loff_t oa,
-		   const struct inode *ib, loff_t ob);
+/**
+ * uprobe_key_cmp - order of two probe keys in the registry
+ * @ia: inode of the first key
+ * @oa: offset of the first key
+ * @ib: inode of the second key
+ * @ob: offset of the second key
+ *
+ * Return: <0, 0 or >0 as (@ia, @oa) sorts before, equal to or after
+ * (@ib, @ob): by inode address first, so a file's probes are adjacent.
+ */
+static __always_inline int uprobe_key_cmp(const struct inode *ia, loff_t oa,
+					  const struct inode *ib, loff_t ob)
+{
+	if (ia != ib)
+		return ia < ib ? -1 : 1;
+	if (oa != ob)
+		return oa < ob ? -1 : 1;
+	return 0;
+}
+
 struct uprobe *get_uprobe(struct uprobe *uprobe);
 void put_uprobe(struct uprobe *uprobe);
 struct uprobe *uprobe_tree_search(struct rb_root *root, struct inode *inode,
@@ -175,7 +197,11 @@ struct uprobe **uprobe_collect_range(struct inode *inode, loff_t start,
 				     loff_t end, unsigned int *nr);
 bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
 			 struct mm_struct *mm);
-bool uprobe_has_consumers(struct uprobe *uprobe);
+
+static inline bool uprobe_has_consumers(struct uprobe *uprobe)
+{
+	return READ_ONCE(uprobe->consumers);
+}
 
 /* uprobes_bptable.c: the per-mm table of installed breakpoints */
 struct uprobe_bp_table *bp_table_create(struct mm_struct *mm);
@@ -291,6 +317,12 @@ int bp_table_add(struct uprobe_bp_table *t, unsigned long vaddr,
 		 struct uprobe *uprobe);
 int bp_table_set(struct uprobe_bp_table *t, unsigned long vaddr,
 		 struct uprobe *uprobe);
+void bp_table_lock(struct uprobe_bp_table *t) __acquires(&t->lock);
+void bp_table_unlock(struct uprobe_bp_table *t) __releases(&t->lock);
+int bp_table_claim_locked(struct uprobe_bp_table *t, unsigned long vaddr,
+			  struct uprobe *uprobe);
+bool bp_table_release_locked(struct uprobe_bp_table *t, unsigned long vaddr,
+			     struct uprobe *uprobe);
 void bp_table_erase(struct uprobe_bp_table *t, unsigned long vaddr);
 void bp_table_erase_range(struct uprobe_bp_table *t, unsigned long start,
 			  unsigned long end);

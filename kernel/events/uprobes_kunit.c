@@ -270,6 +270,55 @@ static void table_add_set_erase(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
 }
 
+/* A batch's locked writes: claim once, replace a stale owner, release. */
+static void table_claim_and_release(struct kunit *test)
+{
+	struct uprobe_bp_table *t = new_table(test);
+	struct uprobe *a = table_uprobe(test, 1), *b = table_uprobe(test, 2);
+	unsigned long va, n;
+	int ret;
+
+	bp_table_lock(t);
+	/* No array yet: the caller must make room outside the lock. */
+	KUNIT_EXPECT_EQ(test, bp_table_claim_locked(t, 0x1000, a), -ENOSPC);
+	bp_table_unlock(t);
+	KUNIT_ASSERT_EQ(test, bp_table_prepare(t, 40), 0);
+
+	bp_table_lock(t);
+	/* Room for the 40 asked at least, then a refusal, never a growth. */
+	for (va = 0x1000; (ret = bp_table_claim_locked(t, va, a)) == 0; va++)
+		;
+	n = va - 0x1000;
+	KUNIT_EXPECT_EQ(test, ret, -ENOSPC);
+	KUNIT_EXPECT_GE(test, n, 40UL);
+	KUNIT_EXPECT_EQ(test, t->live, n);
+	/* Already there: nothing changes, no reference taken. */
+	KUNIT_EXPECT_EQ(test, bp_table_claim_locked(t, 0x1000, a), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + n);
+	/* Another probe's entry is replaced, its reference dropped. */
+	KUNIT_EXPECT_EQ(test, bp_table_claim_locked(t, 0x1001, b), 0);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + n - 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1 + 1);
+
+	/* b is live: a's walk must leave b's entry. */
+	KUNIT_EXPECT_FALSE(test, bp_table_release_locked(t, 0x1001, a));
+	KUNIT_EXPECT_TRUE(test, bp_table_release_locked(t, 0x1002, a));
+	KUNIT_EXPECT_TRUE(test, bp_table_release_locked(t, 0x9999, a));
+	/* A retired owner's entry goes with whoever walks there. */
+	set_bit(UPROBE_F_DEAD, &b->flags);
+	KUNIT_EXPECT_TRUE(test, bp_table_release_locked(t, 0x1001, a));
+	bp_table_unlock(t);
+
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x1001));
+	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x1002));
+	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1003), a);
+	KUNIT_EXPECT_EQ(test, t->live, n - 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + n - 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
+	bp_table_free(t);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
+}
+
 /* What munmap relies on: [start, end) goes, both neighbours stay. */
 static void table_erase_range_is_half_open(struct kunit *test)
 {
@@ -331,6 +380,7 @@ static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(return_matching_no_frame_pops_nothing),
 	KUNIT_CASE(table_finds_every_entry_through_growth),
 	KUNIT_CASE(table_add_set_erase),
+	KUNIT_CASE(table_claim_and_release),
 	KUNIT_CASE(table_erase_range_is_half_open),
 	KUNIT_CASE(table_dup_copies_what_is_kept),
 	{}
