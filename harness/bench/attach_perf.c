@@ -2,13 +2,23 @@
 /*
  * attach_perf: the perf half of the attach benchmark (harness/bench).
  *
- *   attach_perf BIN OFFSETS N
+ *   attach_perf [--task] BIN OFFSETS N
  *
  * Opens one uprobe-PMU perf event (pid -1, cpu 0: system-wide, as
  * bpftrace and perf record -a do) for each of N functions picked evenly
  * from OFFSETS (genbig's "NAME 0xOFF" lines), which installs every probe
  * in every process mapping BIN; then runs "BIN callall" on CPU 0, checks
- * that the N counters add up to N, and closes them all.  Prints:
+ * that the N counters add up to N, and closes them all.
+ *
+ * With --task, the events follow one process instead (pid of a child
+ * running "BIN callwait", cpu -1, as perf record -p and per-process
+ * tools do), which installs every probe in that process only; the child
+ * then calls every function.  Perf events of one CPU are all rescheduled
+ * each time one more is added to that CPU while it runs (6.1's
+ * __perf_install_in_context()), so system-wide events cost more to open
+ * the more there are; a sleeping task's context has no such cost.
+ *
+ * Prints:
  *
  *   open_ms X         time to open (attach) the N events
  *   close_ms X        time to close (detach) them
@@ -17,6 +27,10 @@
  *   mem_open_kb X     /proc/meminfo MemAvailable before open minus after
  *                     (all the kernel memory the open events hold)
  *   hits X            the counters' sum (must be N)
+ *
+ * With N of 10,000 or more, a line goes to stderr at every tenth of the
+ * opens and closes (the time so far), so that a long run shows where it
+ * is.
  *
  * Exit status 1 when the counters do not add up to N.
  */
@@ -30,6 +44,7 @@
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <sys/types.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -77,6 +92,14 @@ static int read_int(const char *path)
 	return v;
 }
 
+/* every tenth of a long run: how many so far, in how long */
+static void progress(const char *what, int done, int n, double since)
+{
+	if (n >= 10000 && done % (n / 10) == 0)
+		fprintf(stderr, "attach_perf: %s %d of %d in %.0f ms\n",
+			what, done, n, now_ms() - since);
+}
+
 int main(int argc, char **argv)
 {
 	const char *bin, *offpath;
@@ -91,11 +114,18 @@ int main(int argc, char **argv)
 	unsigned long long hits = 0;
 	cpu_set_t cpus;
 	FILE *f;
-	pid_t pid;
+	int task = 0, to_child[2], from_child[2];
+	pid_t pid = -1;
+	char c;
 	int status;
 
+	if (argc > 1 && !strcmp(argv[1], "--task")) {
+		task = 1;
+		argc--;
+		argv++;
+	}
 	if (argc != 4) {
-		fprintf(stderr, "usage: attach_perf BIN OFFSETS N\n");
+		fprintf(stderr, "usage: attach_perf [--task] BIN OFFSETS N\n");
 		return 2;
 	}
 	bin = argv[1];
@@ -135,26 +165,55 @@ int main(int argc, char **argv)
 	attr.type = type;
 	attr.config1 = (uintptr_t)bin;		/* uprobe_path */
 
+	if (task) {
+		/* The target: mapped (its exec done) once it has written. */
+		if (pipe(to_child) || pipe(from_child)) {
+			perror("pipe");
+			return 2;
+		}
+		pid = fork();
+		if (pid == 0) {
+			dup2(to_child[0], 0);
+			dup2(from_child[1], 1);
+			execl(bin, bin, "callwait", (char *)NULL);
+			_exit(127);
+		}
+		close(to_child[0]);
+		close(from_child[1]);
+		if (pid < 0 || read(from_child[0], &c, 1) != 1) {
+			fprintf(stderr, "attach_perf: %s callwait did not start\n", bin);
+			return 2;
+		}
+	}
+
 	a0 = meminfo_kb("MemAvailable:");
 	s0 = slab_kb();
 	t0 = now_ms();
 	for (int i = 0; i < n; i++) {
 		attr.config2 = offs[(long)i * total / n];	/* probe_offset */
-		fds[i] = syscall(SYS_perf_event_open, &attr, -1, 0, -1,
-				 PERF_FLAG_FD_CLOEXEC);
+		fds[i] = syscall(SYS_perf_event_open, &attr, pid, task ? -1 : 0,
+				 -1, PERF_FLAG_FD_CLOEXEC);
 		if (fds[i] < 0) {
 			fprintf(stderr, "attach_perf: perf_event_open #%d: %m\n", i);
 			return 2;
 		}
+		progress("opened", i + 1, n, t0);
 	}
 	t1 = now_ms();
 	s1 = slab_kb();
 	a1 = meminfo_kb("MemAvailable:");
 
-	pid = fork();
-	if (pid == 0) {
-		execl(bin, bin, "callall", (char *)NULL);
-		_exit(127);
+	if (task) {
+		if (write(to_child[1], "g", 1) != 1) {
+			perror("write");
+			return 2;
+		}
+	} else {
+		pid = fork();
+		if (pid == 0) {
+			execl(bin, bin, "callall", (char *)NULL);
+			_exit(127);
+		}
 	}
 	waitpid(pid, &status, 0);
 	for (int i = 0; i < n; i++) {
@@ -165,15 +224,18 @@ int main(int argc, char **argv)
 	}
 
 	t2 = now_ms();
-	for (int i = 0; i < n; i++)
+	for (int i = 0; i < n; i++) {
 		close(fds[i]);
+		progress("closed", i + 1, n, t2);
+	}
 	t3 = now_ms();
 	s2 = slab_kb();
 
 	printf("open_ms %.3f\nclose_ms %.3f\nslab_open_kb %ld\nslab_close_kb %ld\nmem_open_kb %ld\nhits %llu\n",
 	       t1 - t0, t3 - t2, s1 - s0, s2 - s0, a0 - a1, hits);
 	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "attach_perf: %s callall failed\n", bin);
+		fprintf(stderr, "attach_perf: %s %s failed\n", bin,
+			task ? "callwait" : "callall");
 		return 1;
 	}
 	if (hits != (unsigned long long)n) {
