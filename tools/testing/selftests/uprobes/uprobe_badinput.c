@@ -200,7 +200,7 @@ TEST_F(place, offset_past_eof_refused)
 	} else {
 		EXPECT_EQ(-EINVAL, err);
 	}
-	UT_CMD(t, r, "call ut_lea 2 1 1");
+	UT_CMD(t, r, "call ut_step 2 1 1");
 	EXPECT_EQ(2, ut_okval(r));
 }
 
@@ -211,14 +211,14 @@ TEST_F(place, busy_event_refuses_removal)
 	char r[256], cmd[128];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	snprintf(cmd, sizeof(cmd), "-:%s/%s", GRP, ut_ev(&self->c, 0));
 	EXPECT_EQ(-EBUSY, ut_append("uprobe_events", cmd));
 	EXPECT_TRUE(ut_event_exists(GRP, ut_ev(&self->c, 0)));
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 3 1 1");
+	UT_CMD(t, r, "call ut_step 3 1 1");
 	EXPECT_EQ(3, UT_HITS(0));
 }
 
@@ -241,7 +241,7 @@ static void clash(struct __test_metadata *_metadata, FIXTURE_DATA(place) *self,
 	long off;
 	int caret, ret;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	before = ut_read("uprobe_events");
 	snprintf(def, sizeof(def), "%c:%s/%s %s:0x%lx%s%s", type, GRP,
@@ -317,7 +317,7 @@ TEST_F(insn, refused_when_enabled_and_process_untouched)
 	int err;
 
 	UT_SYM(off, self->target, variant->sym);
-	UT_SYM(off2, self->target, "ut_lea");
+	UT_SYM(off2, self->target, "ut_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
@@ -328,7 +328,7 @@ TEST_F(insn, refused_when_enabled_and_process_untouched)
 	EXPECT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, 0)));
 	UT_PROBE(1, 'p', self->target, off2, NULL, NULL);
 	UT_ENABLE(1, true);
-	UT_CMD(t, r, "call ut_lea 3 1 1");
+	UT_CMD(t, r, "call ut_step 3 1 1");
 	EXPECT_EQ(3, UT_HITS(1));
 }
 

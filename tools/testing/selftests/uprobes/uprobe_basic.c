@@ -37,12 +37,12 @@ TEST_F(basic, entry_probe_counts_every_call)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 1000 2 3");
-	EXPECT_EQ(5, ut_okval(r)) TH_LOG("ut_lea(2, 3) returned %s under a probe", r);
+	UT_CMD(t, r, "call ut_step 1000 2 3");
+	EXPECT_EQ(5, ut_okval(r)) TH_LOG("ut_step(2, 3) returned %s under a probe", r);
 	EXPECT_EQ(1000, UT_HITS(0));
 }
 
@@ -53,12 +53,12 @@ TEST_F(basic, probe_enabled_in_running_process_counts_later_calls)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 50 1 1");
+	UT_CMD(t, r, "call ut_step 50 1 1");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
-	UT_CMD(t, r, "call ut_lea 70 1 1");
+	UT_CMD(t, r, "call ut_step 70 1 1");
 	EXPECT_EQ(70, UT_HITS(0));
 }
 
@@ -70,13 +70,13 @@ TEST_F(basic, defined_but_disabled_probe_counts_nothing)
 	char r[256], want[16];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 100 1 1");
+	UT_CMD(t, r, "call ut_step 100 1 1");
 	EXPECT_EQ(0, UT_HITS(0));
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig);
 	EXPECT_STREQ(want, r);
 }
@@ -88,13 +88,13 @@ TEST_F(basic, hits_stop_when_probe_disabled)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
 	UT_ENABLE(0, true);
-	UT_CMD(t, r, "call ut_lea 10 1 1");
+	UT_CMD(t, r, "call ut_step 10 1 1");
 	UT_ENABLE(0, false);
-	UT_CMD(t, r, "call ut_lea 10 1 1");
+	UT_CMD(t, r, "call ut_step 10 1 1");
 	EXPECT_EQ(10, UT_HITS(0));
 	EXPECT_EQ(10, UT_LINES(0, t->pid));
 }
@@ -107,14 +107,14 @@ TEST_F(basic, probe_reenabled_counts_again)
 	long off;
 	int i;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
 	for (i = 0; i < 5; i++) {
 		UT_ENABLE(0, true);
-		UT_CMD(t, r, "call ut_lea 3 1 1");
+		UT_CMD(t, r, "call ut_step 3 1 1");
 		UT_ENABLE(0, false);
-		UT_CMD(t, r, "call ut_lea 2 1 1");
+		UT_CMD(t, r, "call ut_step 2 1 1");
 	}
 	EXPECT_EQ(15, UT_HITS(0));
 	EXPECT_EQ(2, ut_okval(r));
@@ -132,11 +132,11 @@ TEST_F(basic, every_thread_hits_exactly)
 	long off;
 
 	UT_TRACE_ROOM(8000);
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "threads ut_lea 8 1000 20 22");
+	UT_CMD(t, r, "threads ut_step 8 1000 20 22");
 	EXPECT_EQ(8 * 42, ut_okval(r)) TH_LOG("threads' results: %s", r);
 	EXPECT_EQ(8000, UT_LINES(0, 0));
 }
@@ -250,14 +250,14 @@ TEST_F(basic, fetch_file_offset_reads_program_data)
 	char r[256], line[512], v[128], args[128];
 	long off, data;
 
-	UT_SYM(off, self->target, "ut_lea");
-	data = ut_sym_fileoff_arg(self->target, "ut_counter", "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
+	data = ut_sym_fileoff_arg(self->target, "ut_counter", "ut_step");
 	ASSERT_LT(0, data);
 	snprintf(args, sizeof(args), "v=@+0x%lx:u32 h=@+0x%lx:x16", data, data);
 	UT_PROBE(0, 'p', self->target, off, NULL, args);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 1 1 1");
+	UT_CMD(t, r, "call ut_step 1 1 1");
 	ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), 0, line, sizeof(line)))
 		TH_LOG("no trace line for the hit");
 	ASSERT_EQ(0, ut_field(line, "v", v, sizeof(v))) TH_LOG("line: %s", line);
@@ -363,17 +363,17 @@ TEST_F(basic, two_events_on_one_address_count_independently)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_PROBE(1, 'p', self->target, off, NULL, "a=%di");
 	UT_START(t, "uprobe_target", NULL);
 	UT_ENABLE(0, true);
 	UT_ENABLE(1, true);
-	UT_CMD(t, r, "call ut_lea 30 1 1");
+	UT_CMD(t, r, "call ut_step 30 1 1");
 	UT_ENABLE(0, false);
-	UT_CMD(t, r, "call ut_lea 20 1 1");
+	UT_CMD(t, r, "call ut_step 20 1 1");
 	UT_ENABLE(1, false);
-	UT_CMD(t, r, "call ut_lea 10 1 1");
+	UT_CMD(t, r, "call ut_step 10 1 1");
 	EXPECT_EQ(30, UT_HITS(0));
 	EXPECT_EQ(50, UT_HITS(1));
 }
@@ -389,24 +389,24 @@ TEST_F(basic, process_text_holds_breakpoint_only_while_enabled)
 	char r[256], want[32];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, orig, 2));
 	UT_START(t, "uprobe_target", NULL);
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig[0]);
 	EXPECT_STREQ(want, r) TH_LOG("before enable");
 	UT_ENABLE(0, true);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	EXPECT_STREQ("ok 0xcc", r) TH_LOG("while enabled");
-	UT_CMD(t, r, "byte ut_lea 1");
+	UT_CMD(t, r, "byte ut_step 1");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig[1]);
 	EXPECT_STREQ(want, r) TH_LOG("second byte while enabled");
 	UT_ENABLE(0, false);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig[0]);
 	EXPECT_STREQ(want, r) TH_LOG("after disable");
-	UT_CMD(t, r, "call ut_lea 1 2 2");
+	UT_CMD(t, r, "call ut_step 1 2 2");
 	EXPECT_EQ(4, ut_okval(r));
 }
 
@@ -459,7 +459,7 @@ TEST_F(basic, probes_on_two_pages_both_count)
 	long off1, off2;
 
 	UT_SYM(off1, self->target, "ut_far");
-	UT_SYM(off2, self->target, "ut_lea");
+	UT_SYM(off2, self->target, "ut_step");
 	ASSERT_NE(off1 / 4096, off2 / 4096);
 	UT_PROBE(0, 'p', self->target, off1, NULL, NULL);
 	UT_PROBE(1, 'p', self->target, off2, NULL, NULL);
@@ -468,7 +468,7 @@ TEST_F(basic, probes_on_two_pages_both_count)
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "call ut_far 7 1");
 	EXPECT_EQ(6, ut_okval(r));
-	UT_CMD(t, r, "call ut_lea 9 1 1");
+	UT_CMD(t, r, "call ut_step 9 1 1");
 	EXPECT_EQ(7, UT_HITS(0));
 	EXPECT_EQ(9, UT_HITS(1));
 }
@@ -645,12 +645,12 @@ TEST_F(basic, process_exit_leaves_probe_working)
 	long off;
 	int i;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	for (i = 0; i < 4; i++) {
 		UT_START(t, "uprobe_target", NULL);
-		UT_CMD(t, r, "call ut_lea 5 1 1");
+		UT_CMD(t, r, "call ut_step 5 1 1");
 		EXPECT_EQ(0, ut_target_stop(t));
 	}
 	EXPECT_EQ(20, UT_HITS(0));
@@ -662,7 +662,7 @@ TEST_F(basic, deleted_event_disappears)
 	char *list;
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64");
 	EXPECT_TRUE(ut_event_exists(GRP, ut_ev(&self->c, 0)));
 	list = ut_read("uprobe_events");
@@ -684,7 +684,7 @@ TEST_F(basic, one_event_with_two_probes_counts_both)
 	char r[256], def[PATH_MAX + 128];
 	long off1, off2;
 
-	UT_SYM(off1, self->target, "ut_lea");
+	UT_SYM(off1, self->target, "ut_step");
 	UT_SYM(off2, self->target, "ut_plain");
 	UT_PROBE(0, 'p', self->target, off1, NULL, "a=%di:s64");
 	snprintf(def, sizeof(def), "p:%s/%s %s:0x%lx a=%%di:s64", GRP,
@@ -692,7 +692,7 @@ TEST_F(basic, one_event_with_two_probes_counts_both)
 	ASSERT_EQ(0, ut_probe_add(def)) TH_LOG("a second probe under the same event");
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 3 1 1");
+	UT_CMD(t, r, "call ut_step 3 1 1");
 	UT_CMD(t, r, "call ut_plain 4 1 1");
 	EXPECT_EQ(7, UT_LINES(0, t->pid));
 }
@@ -703,7 +703,7 @@ TEST_F(basic, definition_listed_in_canonical_form)
 	char *list, want[PATH_MAX + 128];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64 s=+0(%si):string");
 	UT_PROBE(1, 'r', self->target, off, NULL, "v=$retval:u32");
 	list = ut_read("uprobe_events");
@@ -740,7 +740,7 @@ TEST_F(basic, event_has_control_files_and_format)
 	unsigned int i;
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, "first=%di:s64 second=+0(%si):string");
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
 		snprintf(f, sizeof(f), "events/%s/%s/%s", GRP, ut_ev(&self->c, 0), files[i]);
@@ -762,7 +762,7 @@ TEST_F(basic, dynamic_events_defines_and_removes_uprobes)
 	char def[PATH_MAX + 128], r[256], *list;
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	snprintf(def, sizeof(def), "p:%s/%s %s:0x%lx", GRP, ut_ev(&self->c, 0),
 		 self->target, off);
 	ASSERT_EQ(0, ut_append("dynamic_events", def));
@@ -773,7 +773,7 @@ TEST_F(basic, dynamic_events_defines_and_removes_uprobes)
 	free(list);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 4 1 1");
+	UT_CMD(t, r, "call ut_step 4 1 1");
 	EXPECT_EQ(4, UT_HITS(0));
 	UT_ENABLE(0, false);
 	snprintf(def, sizeof(def), "-:%s/%s", GRP, ut_ev(&self->c, 0));
@@ -787,7 +787,7 @@ TEST_F(basic, truncating_uprobe_events_removes_all)
 	char *list;
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_PROBE(1, 'r', self->target, off, NULL, NULL);
 	ASSERT_EQ(0, ut_write("uprobe_events", ""));

@@ -537,7 +537,7 @@ static void reg_sweep(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
 	NEED_FI();
 	if (op == OP_PERF && self->pmu.type < 0)
 		SKIP(return, "no uprobe PMU at " PMU);
-	self->fn = "ut_lea";
+	self->fn = "ut_step";
 	UT_SYM(self->off, self->target, self->fn);
 	UT_START(t[0], "uprobe_target", NULL);
 	UT_START(t[1], "uprobe_target", NULL);
@@ -611,7 +611,7 @@ TEST_F_TIMEOUT(fi, perf_open_under_fail_page_alloc, 900)
 /* Hit path                                                            */
 /* ------------------------------------------------------------------ */
 
-/* What ut_lea(a, 1) and ut_push(a) return. */
+/* What ut_step(a, 1) and ut_push(a) return. */
 static long want_of(long a)
 {
 	return a + 1;
@@ -725,15 +725,15 @@ static void hit_loop(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
 	check_file(_metadata, self);
 }
 
-/* ut_lea: stepped out of line (utask, XOL area and page, slot). */
+/* ut_step: stepped out of line (utask, XOL area and page, slot). */
 TEST_F_TIMEOUT(fi, stepped_first_hit_failslab, 900)
 {
-	hit_nth_sweep(_metadata, self, "ut_lea", 'p', FI_SLAB);
+	hit_nth_sweep(_metadata, self, "ut_step", 'p', FI_SLAB);
 }
 
 TEST_F_TIMEOUT(fi, stepped_first_hit_fail_page_alloc, 900)
 {
-	hit_nth_sweep(_metadata, self, "ut_lea", 'p', FI_PAGE);
+	hit_nth_sweep(_metadata, self, "ut_step", 'p', FI_PAGE);
 }
 
 /* ut_push: emulated (utask only). */
@@ -750,22 +750,22 @@ TEST_F_TIMEOUT(fi, emulated_first_hit_fail_page_alloc, 900)
 /* A return probe (return instance, the trampoline's XOL area). */
 TEST_F_TIMEOUT(fi, return_first_hit_failslab, 900)
 {
-	hit_nth_sweep(_metadata, self, "ut_lea", 'r', FI_SLAB);
+	hit_nth_sweep(_metadata, self, "ut_step", 'r', FI_SLAB);
 }
 
 TEST_F_TIMEOUT(fi, return_first_hit_fail_page_alloc, 900)
 {
-	hit_nth_sweep(_metadata, self, "ut_lea", 'r', FI_PAGE);
+	hit_nth_sweep(_metadata, self, "ut_step", 'r', FI_PAGE);
 }
 
 TEST_F_TIMEOUT(fi, stepped_loop_failslab, 600)
 {
-	hit_loop(_metadata, self, "ut_lea", 'p', FI_SLAB, true);
+	hit_loop(_metadata, self, "ut_step", 'p', FI_SLAB, true);
 }
 
 TEST_F_TIMEOUT(fi, stepped_loop_fail_page_alloc, 600)
 {
-	hit_loop(_metadata, self, "ut_lea", 'p', FI_PAGE, true);
+	hit_loop(_metadata, self, "ut_step", 'p', FI_PAGE, true);
 }
 
 TEST_F_TIMEOUT(fi, emulated_loop_failslab, 600)
@@ -781,12 +781,12 @@ TEST_F_TIMEOUT(fi, emulated_loop_fail_page_alloc, 600)
 
 TEST_F_TIMEOUT(fi, return_loop_failslab, 600)
 {
-	hit_loop(_metadata, self, "ut_lea", 'r', FI_SLAB, true);
+	hit_loop(_metadata, self, "ut_step", 'r', FI_SLAB, true);
 }
 
 TEST_F_TIMEOUT(fi, return_loop_fail_page_alloc, 600)
 {
-	hit_loop(_metadata, self, "ut_lea", 'r', FI_PAGE, true);
+	hit_loop(_metadata, self, "ut_step", 'r', FI_PAGE, true);
 }
 
 /* At the end nothing of ours is left. */

@@ -78,7 +78,7 @@ struct fz_file {
 	char path[PATH_MAX];
 	long size;
 	unsigned long long hash;
-	long lea;		/* offset of ut_lea, in the targets */
+	long lea;		/* offset of ut_step, in the targets */
 };
 
 struct fz {
@@ -176,7 +176,7 @@ static int fz_setup(struct fz *z)
 		if (!z->f[i].hash)
 			return -EIO;
 	}
-	z->f[F_TARGET].lea = ut_sym_off(z->f[F_TARGET].path, "ut_lea");
+	z->f[F_TARGET].lea = ut_sym_off(z->f[F_TARGET].path, "ut_step");
 	z->f[F_COPY_TARGET].lea = z->f[F_TARGET].lea;
 	return z->f[F_TARGET].lea > 0 ? 0 : -ENOENT;
 }
@@ -448,7 +448,7 @@ static void run_copy(struct fz *z, int fi)
 		dup2(fd, 1);
 		dup2(fd, 2);
 		alarm(2);
-		execl(z->f[fi].path, z->f[fi].path, "--once", "call ut_lea 3 1 2",
+		execl(z->f[fi].path, z->f[fi].path, "--once", "call ut_step 3 1 2",
 		      (char *)NULL);
 		_exit(127);
 	}

@@ -47,12 +47,12 @@ TEST_F(mm, fork_child_keeps_breakpoints)
 	long off;
 	int child, b;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 2 1 1");
-	UT_CMD(t, r, "fork ut_lea 4 1 1");
+	UT_CMD(t, r, "call ut_step 2 1 1");
+	UT_CMD(t, r, "fork ut_step 4 1 1");
 	ASSERT_EQ(2, sscanf(r, "ok %d 0x%x", &child, &b)) TH_LOG("reply: %s", r);
 	EXPECT_EQ(0xcc, b) TH_LOG("the child saw 0x%02x at the probe", b);
 	EXPECT_EQ(4, UT_LINES(0, child)) TH_LOG("child's hits");
@@ -67,16 +67,16 @@ TEST_F(mm, fork_child_restored_when_probe_disabled)
 	char r[256], want[64];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "forkpause ut_lea");
+	UT_CMD(t, r, "forkpause ut_step");
 	UT_ENABLE(0, false);
 	UT_CMD(t, r, "release");
 	byte_str(want, sizeof(want), self->target, off);
 	snprintf(want + strlen(want), sizeof(want) - strlen(want), " 3");
-	EXPECT_STREQ(want, r) TH_LOG("the child's byte at the probe and ut_lea(1, 2)");
+	EXPECT_STREQ(want, r) TH_LOG("the child's byte at the probe and ut_step(1, 2)");
 	EXPECT_EQ(0, UT_HITS(0));
 }
 
@@ -88,10 +88,10 @@ TEST_F(mm, fork_child_gets_probe_enabled_later)
 	long off;
 	int child;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "forkpause ut_lea");
+	UT_CMD(t, r, "forkpause ut_step");
 	child = ut_okval(r);
 	UT_ENABLE(0, true);
 	UT_CMD(t, r, "release");
@@ -107,15 +107,15 @@ TEST_F(mm, vfork_child_hits_counted)
 	long off;
 	int child, v;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "vfork ut_lea 3 2 3");
+	UT_CMD(t, r, "vfork ut_step 3 2 3");
 	ASSERT_EQ(2, sscanf(r, "ok %d %d", &child, &v)) TH_LOG("reply: %s", r);
-	EXPECT_EQ(5, v) TH_LOG("ut_lea(2, 3) in the vfork child");
+	EXPECT_EQ(5, v) TH_LOG("ut_step(2, 3) in the vfork child");
 	EXPECT_EQ(3, UT_LINES(0, child));
-	UT_CMD(t, r, "call ut_lea 2 1 1");
+	UT_CMD(t, r, "call ut_step 2 1 1");
 	EXPECT_EQ(2, UT_LINES(0, t->pid));
 }
 
@@ -127,17 +127,17 @@ TEST_F(mm, exec_of_probed_program_gets_probes)
 	long off;
 	int child, st;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "spawn call ut_lea 5 1 1");
+	UT_CMD(t, r, "spawn call ut_step 5 1 1");
 	ASSERT_EQ(2, sscanf(r, "ok %d %d", &child, &st)) TH_LOG("reply: %s", r);
-	EXPECT_EQ(2, st) TH_LOG("the spawned program's ut_lea(1, 1)");
+	EXPECT_EQ(2, st) TH_LOG("the spawned program's ut_step(1, 1)");
 	EXPECT_EQ(5, UT_LINES(0, child));
-	UT_CMD(t, r, "exec call ut_lea 3 2 2");
+	UT_CMD(t, r, "exec call ut_step 3 2 2");
 	EXPECT_STREQ("ok 4", r);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	EXPECT_STREQ("ok 0xcc", r);
 	EXPECT_EQ(3, UT_LINES(0, t->pid));
 }
@@ -149,13 +149,13 @@ TEST_F(mm, library_loaded_after_enable_gets_probe)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_PROBE(0, 'p', self->lib, off, NULL, "a=%di:s64");
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 1 1 1");
+	UT_CMD(t, r, "call ut_step 1 1 1");
 	UT_CMD(t, r, "dlopen");
-	UT_CMD(t, r, "call shlib_lea 4 1 2");
+	UT_CMD(t, r, "call shlib_step 4 1 2");
 	EXPECT_EQ(10, ut_okval(r));
 	EXPECT_EQ(4, UT_HITS(0));
 }
@@ -189,7 +189,7 @@ TEST_F(mm, shared_library_probe_hits_in_every_process)
 	long off;
 	int i;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	for (i = 0; i < 2; i++) {
 		UT_START(t[i], "uprobe_target", NULL);
 		UT_CMD(t[i], r, "dlopen");
@@ -201,7 +201,7 @@ TEST_F(mm, shared_library_probe_hits_in_every_process)
 		UT_CMD(t[i], r, "dlopen");
 	}
 	for (i = 0; i < 4; i++) {
-		UT_CMD(t[i], r, "call shlib_lea %d %d 0", i + 1, i);
+		UT_CMD(t[i], r, "call shlib_step %d %d 0", i + 1, i);
 		EXPECT_EQ(i + 7, ut_okval(r));
 	}
 	for (i = 0; i < 4; i++)
@@ -216,7 +216,7 @@ TEST_F(mm, same_file_mapped_twice_hits_in_both_mappings)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "dlopen");
 	UT_CMD(t, r, "alias 0x%lx 1", off);
@@ -224,7 +224,7 @@ TEST_F(mm, same_file_mapped_twice_hits_in_both_mappings)
 	UT_ENABLE(0, true);
 	UT_CMD(t, r, "byte alias");
 	EXPECT_STREQ("ok 0xcc", r) TH_LOG("the second mapping's byte at the probe");
-	UT_CMD(t, r, "call shlib_lea 3 1 1");
+	UT_CMD(t, r, "call shlib_step 3 1 1");
 	EXPECT_EQ(9, ut_okval(r));
 	UT_CMD(t, r, "call alias 4 2 2");
 	EXPECT_EQ(11, ut_okval(r));
@@ -238,7 +238,7 @@ TEST_F(mm, mapping_made_after_enable_gets_probe)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_PROBE(0, 'p', self->lib, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
@@ -255,7 +255,7 @@ TEST_F(mm, munmap_of_one_mapping_keeps_the_other_probed)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "dlopen");
 	UT_CMD(t, r, "alias 0x%lx 1", off);
@@ -263,7 +263,7 @@ TEST_F(mm, munmap_of_one_mapping_keeps_the_other_probed)
 	UT_ENABLE(0, true);
 	UT_CMD(t, r, "call alias 2 0 0");
 	UT_CMD(t, r, "unalias");
-	UT_CMD(t, r, "call shlib_lea 3 0 0");
+	UT_CMD(t, r, "call shlib_step 3 0 0");
 	EXPECT_EQ(7, ut_okval(r));
 	EXPECT_EQ(5, UT_HITS(0));
 	UT_CMD(t, r, "alias 0x%lx 1", off);
@@ -278,7 +278,7 @@ TEST_F(mm, partial_munmap_keeps_probe_in_the_rest)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "alias 0x%lx 2", off);
 	UT_PROBE(0, 'p', self->lib, off, NULL, NULL);
@@ -298,7 +298,7 @@ TEST_F(mm, mremap_moved_mapping_keeps_probe)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "alias 0x%lx 1", off);
 	UT_PROBE(0, 'p', self->lib, off, NULL, NULL);
@@ -328,7 +328,7 @@ TEST_F_TIMEOUT(mm, mremap_racing_probe_toggle_leaves_no_stray_breakpoint, 300)
 	time_t t0;
 	int i;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "alias 0x%lx 1", off);
 	UT_PROBE(0, 'p', self->lib, off, NULL, NULL);
@@ -343,7 +343,7 @@ TEST_F_TIMEOUT(mm, mremap_racing_probe_toggle_leaves_no_stray_breakpoint, 300)
 		TH_LOG("the target died while its mapping moved");
 	ASSERT_EQ(2, sscanf(r, "ok %ld %ld", &sum, &done)) TH_LOG("reply: %s", r);
 	EXPECT_LE(1000, done) TH_LOG("too few moves to mean anything");
-	/* shlib_lea(i, 1, 0) is i + 8 */
+	/* shlib_step(i, 1, 0) is i + 8 */
 	EXPECT_EQ(done * (done - 1) / 2 + 8 * done, sum) TH_LOG("reply: %s", r);
 	UT_CMD(t, r, "byte alias");
 	byte_str(want, sizeof(want), self->lib, off);
@@ -357,7 +357,7 @@ TEST_F(mm, probe_enabled_after_mremap_finds_new_place)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "alias 0x%lx 1", off);
 	UT_CMD(t, r, "mremap");
@@ -375,7 +375,7 @@ TEST_F(mm, mprotect_round_trip_keeps_probe)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "alias 0x%lx 1", off);
 	UT_PROBE(0, 'p', self->lib, off, NULL, NULL);
@@ -402,12 +402,12 @@ TEST_F_TIMEOUT(mm, short_lived_processes_counted_across_toggles, 300)
 	long off;
 	int i;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
 	for (i = 0; i < 10; i++) {
 		UT_ENABLE(0, i & 1);
-		UT_CMD(t, r, "spawnloop 2 2 call ut_lea 3 1 1");
+		UT_CMD(t, r, "spawnloop 2 2 call ut_step 3 1 1");
 		EXPECT_STREQ("ok 0", r) TH_LOG("spawned programs that failed");
 	}
 	EXPECT_EQ(5 * 2 * 3, UT_HITS(0));
@@ -425,11 +425,11 @@ TEST_F_TIMEOUT(mm, processes_exiting_during_toggles_leave_nothing, 120)
 	long off;
 	int i;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	before = ut_file_hash(self->target);
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
-	ASSERT_EQ(0, ut_target_send(t, "spawnloop 60 2 call ut_lea 20 1 1"));
+	ASSERT_EQ(0, ut_target_send(t, "spawnloop 60 2 call ut_step 20 1 1"));
 	for (i = 0; i < 40; i++) {
 		UT_ENABLE(0, true);
 		usleep(2000);
@@ -439,10 +439,10 @@ TEST_F_TIMEOUT(mm, processes_exiting_during_toggles_leave_nothing, 120)
 	EXPECT_STREQ("ok 0", r) TH_LOG("spawned programs that failed");
 	EXPECT_EQ(before, ut_file_hash(self->target)) TH_LOG("the file changed");
 	UT_START(fresh, "uprobe_target", NULL);
-	UT_CMD(fresh, r, "byte ut_lea");
+	UT_CMD(fresh, r, "byte ut_step");
 	byte_str(want, sizeof(want), self->target, off);
 	EXPECT_STREQ(want, r) TH_LOG("a new process's byte at the probe");
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	EXPECT_STREQ(want, r) TH_LOG("the spawner's byte at the probe");
 }
 
@@ -457,12 +457,12 @@ TEST_F_TIMEOUT(mm, more_stepping_threads_than_xol_slots_all_finish, 120)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "crowd ut_lea 300 30 12");
-	EXPECT_STREQ("ok 12600", r) TH_LOG("300 threads' ut_lea(30, 12)");
+	UT_CMD(t, r, "crowd ut_step 300 30 12");
+	EXPECT_STREQ("ok 12600", r) TH_LOG("300 threads' ut_step(30, 12)");
 	EXPECT_EQ(300, UT_HITS(0));
 }
 
@@ -474,18 +474,18 @@ TEST_F_TIMEOUT(mm, threads_running_while_probe_toggled_compute_right, 120)
 	long off;
 	int i;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
-	ASSERT_EQ(0, ut_target_send(t, "threads ut_lea 4 20000 30 12"));
+	ASSERT_EQ(0, ut_target_send(t, "threads ut_step 4 20000 30 12"));
 	for (i = 0; i < 40; i++) {
 		UT_ENABLE(0, true);
 		usleep(1000);
 		UT_ENABLE(0, false);
 	}
 	ASSERT_EQ(0, ut_target_reply(t, r, sizeof(r)));
-	EXPECT_STREQ("ok 168", r) TH_LOG("4 threads' last ut_lea(30, 12)");
-	UT_CMD(t, r, "byte ut_lea");
+	EXPECT_STREQ("ok 168", r) TH_LOG("4 threads' last ut_step(30, 12)");
+	UT_CMD(t, r, "byte ut_step");
 	byte_str(want, sizeof(want), self->target, off);
 	EXPECT_STREQ(want, r);
 }

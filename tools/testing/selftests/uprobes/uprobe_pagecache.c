@@ -79,7 +79,7 @@ static long anon_kb(int pid, const char *path, long off)
 
 #define PROBED_FNS 5
 static const char *const probed_fns[PROBED_FNS] = {
-	"ut_lea", "ut_nop", "ut_riprel", "ut_far", "ut_plain",
+	"ut_step", "ut_nop", "ut_riprel", "ut_far", "ut_plain",
 };
 
 /* read() of the file at each probe gives the original bytes, always. */
@@ -99,7 +99,7 @@ TEST_F(pc, read_of_probed_file_sees_original_bytes)
 	}
 	UT_START(t, "uprobe_target", NULL);
 	for (phase = 0; phase < 2; phase++) {
-		UT_CMD(t, r, "call ut_lea 3 1 1");
+		UT_CMD(t, r, "call ut_step 3 1 1");
 		UT_CMD(t, r, "call ut_far 3 1 1");
 		for (i = 0; i < PROBED_FNS; i++) {
 			ASSERT_EQ(0, ut_file_bytes(self->target, off[i], now, 16));
@@ -149,7 +149,7 @@ TEST_F(pc, shared_mapping_in_other_process_sees_original_bytes)
 	void *map;
 	int fd;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, orig, 16));
 	fd = open(self->target, O_RDONLY);
 	ASSERT_LE(0, fd);
@@ -160,8 +160,8 @@ TEST_F(pc, shared_mapping_in_other_process_sees_original_bytes)
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 5 1 1");
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "call ut_step 5 1 1");
+	UT_CMD(t, r, "byte ut_step");
 	EXPECT_STREQ("ok 0xcc", r) TH_LOG("the probed process's own view");
 	EXPECT_EQ(0, memcmp(orig, (char *)map + off, 16))
 		TH_LOG("shared mapping saw 0x%02x, the file has 0x%02x",
@@ -180,12 +180,12 @@ TEST_F(pc, probed_process_memory_shows_breakpoint_only)
 	char r[256];
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, orig, 64));
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "addr ut_lea");
+	UT_CMD(t, r, "addr ut_step");
 	addr = strtoul(r + 3, NULL, 0);
 	ASSERT_EQ(0, proc_mem(t->pid, addr, mem, 64));
 	EXPECT_EQ(0xcc, mem[0]);
@@ -205,18 +205,18 @@ TEST_F(pc, page_in_process_equals_file_after_probes_removed)
 	long off, off2;
 	int i;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_SYM(off2, self->target, "ut_nop");
 	ASSERT_EQ(off / 4096, off2 / 4096);
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_PROBE(1, 'p', self->target, off2, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "addr ut_lea");
+	UT_CMD(t, r, "addr ut_step");
 	addr = strtoul(r + 3, NULL, 0);
 	ASSERT_EQ(0, ut_file_bytes(self->target, off & ~4095L, file, 4096));
 	for (i = 0; i < 20; i++) {
 		UT_ENABLE(i & 1, true);
-		UT_CMD(t, r, "call ut_lea 2 1 1");
+		UT_CMD(t, r, "call ut_step 2 1 1");
 		UT_CMD(t, r, "call ut_nop 2 1");
 		UT_ENABLE(i & 1, false);
 	}
@@ -234,7 +234,7 @@ TEST_F(pc, removing_one_probe_keeps_the_other_on_the_page)
 	unsigned char orig;
 	long off, off2;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_SYM(off2, self->target, "ut_nop");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
@@ -243,14 +243,14 @@ TEST_F(pc, removing_one_probe_keeps_the_other_on_the_page)
 	UT_ENABLE(1, true);
 	UT_START(t, "uprobe_target", NULL);
 	UT_ENABLE(0, false);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig);
 	EXPECT_STREQ(want, r);
 	UT_CMD(t, r, "byte ut_nop");
 	EXPECT_STREQ("ok 0xcc", r);
 	UT_CMD(t, r, "call ut_nop 4 9");
 	EXPECT_EQ(9, ut_okval(r));
-	UT_CMD(t, r, "call ut_lea 4 9 0");
+	UT_CMD(t, r, "call ut_step 4 9 0");
 	EXPECT_EQ(4, UT_HITS(1));
 	EXPECT_EQ(0, UT_HITS(0));
 }
@@ -262,7 +262,7 @@ TEST_F(pc, private_text_copy_released_after_last_probe_removed)
 	char r[256];
 	long off, kb;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
@@ -284,7 +284,7 @@ TEST_F(pc, shared_exec_mapping_never_gets_breakpoint)
 	unsigned char orig;
 	long off;
 
-	UT_SYM(off, self->lib, "shlib_lea");
+	UT_SYM(off, self->lib, "shlib_step");
 	ASSERT_EQ(0, ut_file_bytes(self->lib, off, &orig, 1));
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "alias 0x%lx 1 shared", off);

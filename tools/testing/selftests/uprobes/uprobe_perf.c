@@ -74,10 +74,10 @@ TEST_F(perf, task_event_counts_entries)
 	int fd;
 
 	NEED_PMU();
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_START(t, "uprobe_target", NULL);
 	OPEN(fd, off, false, 0, t->pid, -1);
-	UT_CMD(t, r, "call ut_lea 123 1 1");
+	UT_CMD(t, r, "call ut_step 123 1 1");
 	EXPECT_EQ(2, ut_okval(r));
 	EXPECT_EQ(123, count(fd));
 }
@@ -224,7 +224,7 @@ TEST_F(perf, task_event_leaves_other_processes_unpatched)
 	int fd;
 
 	NEED_PMU();
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	snprintf(want, sizeof(want), "ok 0x%02x", orig);
 	UT_START(a, "uprobe_target", NULL);
@@ -232,12 +232,12 @@ TEST_F(perf, task_event_leaves_other_processes_unpatched)
 	UT_CMD(a, r, "ping");
 	UT_CMD(b, r, "ping");
 	OPEN(fd, off, false, 0, a->pid, -1);
-	UT_CMD(a, r, "byte ut_lea");
+	UT_CMD(a, r, "byte ut_step");
 	EXPECT_STREQ("ok 0xcc", r) TH_LOG("the traced process");
-	UT_CMD(b, r, "byte ut_lea");
+	UT_CMD(b, r, "byte ut_step");
 	EXPECT_STREQ(want, r) TH_LOG("a process running before the event");
 	UT_START(late, "uprobe_target", NULL);
-	UT_CMD(late, r, "byte ut_lea");
+	UT_CMD(late, r, "byte ut_step");
 	EXPECT_STREQ(want, r) TH_LOG("a process started after the event");
 }
 
@@ -250,13 +250,13 @@ TEST_F(perf, task_event_ignores_other_processes_calls)
 	int fd;
 
 	NEED_PMU();
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_START(a, "uprobe_target", NULL);
 	UT_START(b, "uprobe_target", NULL);
 	UT_CMD(a, r, "ping");
 	OPEN(fd, off, false, 0, a->pid, -1);
-	UT_CMD(b, r, "call ut_lea 50 1 1");
-	UT_CMD(a, r, "call ut_lea 7 1 1");
+	UT_CMD(b, r, "call ut_step 50 1 1");
+	UT_CMD(a, r, "call ut_step 7 1 1");
 	EXPECT_EQ(7, count(fd));
 }
 
@@ -296,17 +296,17 @@ TEST_F(perf, fork_child_outside_filter_not_counted_nor_patched)
 	int fd, child, b;
 
 	NEED_PMU();
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
 	OPEN(fd, off, false, 0, t->pid, -1);
-	UT_CMD(t, r, "call ut_lea 3 1 1");
-	UT_CMD(t, r, "fork ut_lea 5 1 1");
+	UT_CMD(t, r, "call ut_step 3 1 1");
+	UT_CMD(t, r, "fork ut_step 5 1 1");
 	ASSERT_EQ(2, sscanf(r, "ok %d 0x%x", &child, &b)) TH_LOG("reply: %s", r);
 	EXPECT_EQ(orig, b) TH_LOG("the child's byte at the probe after its calls");
 	EXPECT_EQ(3, count(fd));
-	UT_CMD(t, r, "call ut_lea 2 1 1");
+	UT_CMD(t, r, "call ut_step 2 1 1");
 	EXPECT_EQ(5, count(fd));
 }
 
@@ -488,15 +488,15 @@ TEST_F(perf, disabled_event_stops_counting)
 	int fd;
 
 	NEED_PMU();
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
 	OPEN(fd, off, false, 0, t->pid, -1);
-	UT_CMD(t, r, "call ut_lea 4 1 1");
+	UT_CMD(t, r, "call ut_step 4 1 1");
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_DISABLE, 0));
-	UT_CMD(t, r, "call ut_lea 4 1 1");
+	UT_CMD(t, r, "call ut_step 4 1 1");
 	ASSERT_EQ(0, ioctl(fd, PERF_EVENT_IOC_ENABLE, 0));
-	UT_CMD(t, r, "call ut_lea 4 1 1");
+	UT_CMD(t, r, "call ut_step 4 1 1");
 	EXPECT_EQ(8, count(fd));
 }
 
@@ -510,16 +510,16 @@ TEST_F(perf, closing_event_restores_original_bytes)
 	int fd;
 
 	NEED_PMU();
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
 	fd = ut_pmu_open(&self->pmu, self->target, off, false, 0, false, t->pid, -1);
 	ASSERT_LE(0, fd);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	EXPECT_STREQ("ok 0xcc", r);
 	close(fd);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig);
 	EXPECT_STREQ(want, r);
 }

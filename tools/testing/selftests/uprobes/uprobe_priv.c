@@ -31,12 +31,13 @@
 #define PARANOID "/proc/sys/kernel/perf_event_paranoid"
 
 /*
- * A function of this program's own, probed in a child of the test: "lea"
+ * A function of this program's own, probed in a child of the test: "add"
  * is stepped out of line, so a hit maps the [uprobes] area.  a + b
  */
-__attribute__((naked, noinline)) static long priv_lea(long a, long b)
+__attribute__((naked, noinline)) static long priv_step(long a, long b)
 {
-	asm("lea (%rdi,%rsi,1), %rax\n\t"
+	asm("add %rsi, %rdi\n\t"
+	    "mov %rdi, %rax\n\t"
 	    "ret\n");
 }
 
@@ -259,11 +260,11 @@ FIXTURE_TEARDOWN(unpriv)
 	}
 }
 
-/* A definition nobody tries to add: the case's event 0 on ut_lea. */
+/* A definition nobody tries to add: the case's event 0 on ut_step. */
 static void nobody_def(struct ut_ctx *c, const char *target, char *def, size_t len)
 {
 	snprintf(def, len, "p:%s/%s %s:0x%lx", GRP, ut_ev(c, 0), target,
-		 ut_sym_off(target, "ut_lea"));
+		 ut_sym_off(target, "ut_step"));
 }
 
 TEST_F(unpriv, cannot_add_probe_through_uprobe_events)
@@ -313,7 +314,7 @@ TEST_F(unpriv, cannot_enable_existing_event)
 	struct ut_target *t;
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	snprintf(f, sizeof(f), "events/%s/%s/enable", GRP, ut_ev(&self->c, 0));
 	EXPECT_DENIED(as_user(AS_NOBODY, tfs_try, &op), "nobody writing 1 to %s", f);
@@ -324,11 +325,11 @@ TEST_F(unpriv, cannot_enable_existing_event)
 	EXPECT_EQ('0', en[0]) TH_LOG("%s reads '%s' after nobody's attempt", f, en);
 	free(en);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 10 1 1");
+	UT_CMD(t, r, "call ut_step 10 1 1");
 	EXPECT_EQ(0, UT_HITS(0));
 	/* Root can: the event itself works. */
 	UT_ENABLE(0, true);
-	UT_CMD(t, r, "call ut_lea 10 1 1");
+	UT_CMD(t, r, "call ut_step 10 1 1");
 	EXPECT_EQ(10, UT_HITS(0));
 }
 
@@ -345,11 +346,11 @@ TEST_F(unpriv, cannot_read_trace_or_list_probes)
 	unsigned int i;
 	long off;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "call ut_lea 5 1 1");
+	UT_CMD(t, r, "call ut_step 5 1 1");
 	/* There is something to read: root sees the hits. */
 	ASSERT_EQ(5, UT_LINES(0, 0));
 	for (i = 0; i < ARRAY_SIZE(files); i++) {
@@ -468,7 +469,7 @@ TEST_F(pmu, nobody_cannot_open_uprobe_event)
 	unsigned char orig;
 	char r[64], want[16];
 
-	UT_SYM(op.off, self->target, "ut_lea");
+	UT_SYM(op.off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, op.off, &orig, 1));
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "ping");
@@ -480,7 +481,7 @@ TEST_F(pmu, nobody_cannot_open_uprobe_event)
 	op.cpu = -1;
 	EXPECT_DENIED(as_user(AS_NOBODY, pmu_try, &op),
 		      "nobody opening a uprobe on root's process %d", t->pid);
-	UT_CMD(t, r, "byte ut_lea");
+	UT_CMD(t, r, "byte ut_step");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig);
 	EXPECT_STREQ(want, r);
 	EXPECT_EQ(0, pmu_try(&op)) TH_LOG("root cannot open the same event");
@@ -491,7 +492,7 @@ TEST_F(pmu, root_without_cap_sys_admin_cannot_open_uprobe_event)
 {
 	struct pmu_op op = { self->type, self->target, 0, 0, -1 };
 
-	UT_SYM(op.off, self->target, "ut_lea");
+	UT_SYM(op.off, self->target, "ut_step");
 	EXPECT_DENIED(as_user(AS_ROOT_NO_SYS_ADMIN, pmu_try, &op),
 		      "root without CAP_SYS_ADMIN opening a uprobe on itself");
 	op.pid = -1;
@@ -572,7 +573,7 @@ static void xol_child(int rep, int go)
 	struct xol_report x = { 0 };
 	char c;
 
-	x.sum = priv_lea(1, 2);
+	x.sum = priv_step(1, 2);
 	x.found = xol_area(getpid(), &x.start, &x.end, x.perms);
 	if (!x.found) {
 		x.mprotect_rwx = mprotect_err(x.start, x.end,
@@ -583,7 +584,7 @@ static void xol_child(int rep, int go)
 	if (write(rep, &x, sizeof(x)) != sizeof(x) || read(go, &c, 1) != 1)
 		_exit(1);
 	memset(&x, 0, sizeof(x));
-	x.sum = priv_lea(2, 3);
+	x.sum = priv_step(2, 3);
 	x.found = xol_area(getpid(), &x.start, &x.end, x.perms);
 	_exit(write(rep, &x, sizeof(x)) == sizeof(x) ? 0 : 1);
 }
@@ -619,7 +620,7 @@ TEST_F(xol, area_cannot_be_made_writable)
 	int rep[2], go[2], st;
 	long off;
 
-	UT_SYM(off, self->exe, "priv_lea");
+	UT_SYM(off, self->exe, "priv_step");
 	UT_PROBE(0, 'p', self->exe, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	ASSERT_EQ(0, pipe(rep));
@@ -636,7 +637,7 @@ TEST_F(xol, area_cannot_be_made_writable)
 	close(rep[1]);
 	close(go[0]);
 	ASSERT_EQ(sizeof(x), read(rep[0], &x, sizeof(x)));
-	EXPECT_EQ(3, x.sum) TH_LOG("priv_lea(1, 2) under the probe");
+	EXPECT_EQ(3, x.sum) TH_LOG("priv_step(1, 2) under the probe");
 	EXPECT_EQ(1, UT_HITS(0));
 	ASSERT_EQ(0, x.found) TH_LOG("no [uprobes] area after a stepped hit");
 	EXPECT_EQ(NULL, strchr(x.perms, 'w')) TH_LOG("[uprobes] is %s", x.perms);
@@ -654,7 +655,7 @@ TEST_F(xol, area_cannot_be_made_writable)
 		       errstr(st));
 	ASSERT_EQ(1, write(go[1], "g", 1));
 	ASSERT_EQ(sizeof(y), read(rep[0], &y, sizeof(y)));
-	EXPECT_EQ(5, y.sum) TH_LOG("priv_lea(2, 3) under the probe, after the attempts");
+	EXPECT_EQ(5, y.sum) TH_LOG("priv_step(2, 3) under the probe, after the attempts");
 	EXPECT_EQ(2, UT_HITS(0));
 	ASSERT_EQ(0, y.found);
 	EXPECT_EQ(x.start, y.start);
@@ -720,14 +721,14 @@ static int open_for_write(const void *path)
 	return 0;
 }
 
-/* Run the copy as nobody: "--once call ut_lea N 1 2"; its wait status. */
+/* Run the copy as nobody: "--once call ut_step N 1 2"; its wait status. */
 static int run_as_nobody(const char *path, int n)
 {
 	char cmd[64];
 	pid_t pid;
 	int st = -1;
 
-	snprintf(cmd, sizeof(cmd), "call ut_lea %d 1 2", n);
+	snprintf(cmd, sizeof(cmd), "call ut_step %d 1 2", n);
 	fflush(stdout);
 	fflush(stderr);
 	pid = fork();
@@ -755,7 +756,7 @@ TEST_F(file, probed_file_never_written)
 	long off;
 	int st;
 
-	UT_SYM(off, self->copy, "ut_lea");
+	UT_SYM(off, self->copy, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->copy, off, &orig, 1));
 	ASSERT_EQ(0, stat(self->copy, &before));
 	hash = ut_file_hash(self->copy);
@@ -766,7 +767,7 @@ TEST_F(file, probed_file_never_written)
 	UT_PROBE(0, 'p', self->copy, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	st = run_as_nobody(self->copy, 7);
-	/* the exit status is ut_lea(1, 2) */
+	/* the exit status is ut_step(1, 2) */
 	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 3) TH_LOG("wait status 0x%x", st);
 	EXPECT_EQ(7, UT_HITS(0)) TH_LOG("nobody's process did not hit the probe");
 

@@ -55,7 +55,7 @@ static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *se
 	EXPECT_LE(2000, done) TH_LOG("too few calls to mean anything");
 	EXPECT_LT(0, nsig) TH_LOG("no timer signal arrived during the loop");
 	EXPECT_EQ(handler_calls ? nsig : 0, hcalls);
-	/* ut_lea(i, 1) and ut_push(i) both return i + 1 */
+	/* ut_step(i, 1) and ut_push(i) both return i + 1 */
 	EXPECT_EQ(done * (done + 1) / 2, sum) TH_LOG("sum of %s over the loop", fn);
 	EXPECT_EQ(done + hcalls, UT_HITS(0))
 		TH_LOG("%ld calls in the loop, %ld in the handler", done, hcalls);
@@ -64,7 +64,7 @@ static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *se
 /* Signals arriving while an out-of-line step is in progress. */
 TEST_F_TIMEOUT(sig, signals_during_stepped_probe_all_delivered, 120)
 {
-	run_sigloop(_metadata, self, "ut_lea", 20000, false);
+	run_sigloop(_metadata, self, "ut_step", 20000, false);
 }
 
 /* Signals arriving around an emulated probed instruction. */
@@ -76,7 +76,7 @@ TEST_F_TIMEOUT(sig, signals_during_emulated_probe_all_delivered, 120)
 /* The signal handler itself runs the probed function: every call counts. */
 TEST_F_TIMEOUT(sig, handler_calling_probed_function_counted_exactly, 120)
 {
-	run_sigloop(_metadata, self, "ut_lea", 20000, true);
+	run_sigloop(_metadata, self, "ut_step", 20000, true);
 }
 
 /*
@@ -101,7 +101,7 @@ TEST_F(sig, fault_in_probed_instruction_reported_in_place)
 	EXPECT_EQ(0x18, addr) TH_LOG("si_addr");
 	EXPECT_EQ(-1, res);
 	EXPECT_EQ(1, UT_HITS(0));
-	UT_CMD(t, r, "call ut_lea 3 4 5");
+	UT_CMD(t, r, "call ut_step 3 4 5");
 	EXPECT_EQ(9, ut_okval(r)) TH_LOG("the program after the fault");
 }
 
@@ -134,7 +134,7 @@ TEST_F(sig, int3_not_ours_gives_sigtrap)
 	long off, res, nsig, rip, code;
 	char r[256];
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
@@ -177,11 +177,11 @@ TEST_F_TIMEOUT(sig, stop_and_continue_during_probed_loop_count_exact, 120)
 	int i;
 
 	UT_TRACE_ROOM(20000);
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	ASSERT_EQ(0, ut_target_send(t, "threads ut_lea 2 10000 5 6"));
+	ASSERT_EQ(0, ut_target_send(t, "threads ut_step 2 10000 5 6"));
 	for (i = 0; i < 50; i++) {
 		kill(t->pid, SIGSTOP);
 		usleep(1000);
@@ -204,13 +204,13 @@ TEST_F(sig, sigkill_during_probed_loop_leaves_nothing)
 	long off;
 	int st, i;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	ASSERT_EQ(0, ut_file_bytes(self->target, off, &orig, 1));
 	before = ut_file_hash(self->target);
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	ASSERT_EQ(0, ut_target_send(t, "threads ut_lea 2 100000000 1 1"));
+	ASSERT_EQ(0, ut_target_send(t, "threads ut_step 2 100000000 1 1"));
 	/* kill it once its threads are in the loop, hitting the probe */
 	for (i = 0; i < 1000 && UT_HITS(0) < 100; i++)
 		usleep(10000);
@@ -222,7 +222,7 @@ TEST_F(sig, sigkill_during_probed_loop_leaves_nothing)
 	EXPECT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, 0)));
 	EXPECT_EQ(before, ut_file_hash(self->target));
 	UT_START(fresh, "uprobe_target", NULL);
-	UT_CMD(fresh, r, "byte ut_lea");
+	UT_CMD(fresh, r, "byte ut_step");
 	snprintf(want, sizeof(want), "ok 0x%02x", orig);
 	EXPECT_STREQ(want, r);
 }
@@ -240,18 +240,18 @@ TEST_F(sig, debugger_single_step_over_probed_instruction)
 	char r[256];
 	int st, steps;
 
-	UT_SYM(off, self->target, "ut_lea");
+	UT_SYM(off, self->target, "ut_step");
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "addr ut_lea");
+	UT_CMD(t, r, "addr ut_step");
 	addr = strtoul(r + 3, NULL, 0);
 	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, t->pid, 0, 0))
 		TH_LOG("PTRACE_SEIZE: %s", strerror(errno));
-	ASSERT_EQ(0, ut_target_send(t, "stepme ut_lea 20 22"));
+	ASSERT_EQ(0, ut_target_send(t, "stepme ut_step 20 22"));
 	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
 	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP) TH_LOG("status 0x%x", st);
-	/* Step (suppressing the SIGSTOP) until we are at ut_lea. */
+	/* Step (suppressing the SIGSTOP) until we are at ut_step. */
 	for (steps = 0; steps < 20000; steps++) {
 		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, t->pid, 0, &regs));
 		if (regs.rip == addr)
@@ -261,15 +261,15 @@ TEST_F(sig, debugger_single_step_over_probed_instruction)
 		ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
 			TH_LOG("step %d: status 0x%x", steps, st);
 	}
-	ASSERT_EQ(addr, regs.rip) TH_LOG("never reached ut_lea");
+	ASSERT_EQ(addr, regs.rip) TH_LOG("never reached ut_step");
 	EXPECT_EQ(0, UT_HITS(0));
 	ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, t->pid, 0, 0));
 	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
 	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP) TH_LOG("status 0x%x", st);
 	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, t->pid, 0, &regs));
-	EXPECT_EQ(addr + 4, regs.rip) TH_LOG("one step from ut_lea stopped at ut_lea+%ld",
+	EXPECT_EQ(addr + 3, regs.rip) TH_LOG("one step from ut_step stopped at ut_step+%ld",
 					     (long)(regs.rip - addr));
-	EXPECT_EQ(42, regs.rax) TH_LOG("rax after the lea");
+	EXPECT_EQ(42, regs.rdi) TH_LOG("rdi after the add");
 	EXPECT_EQ(1, UT_HITS(0));
 	ASSERT_EQ(0, ptrace(PTRACE_DETACH, t->pid, 0, 0));
 	ASSERT_EQ(0, ut_target_reply(t, r, sizeof(r)));

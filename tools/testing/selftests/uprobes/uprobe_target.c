@@ -56,14 +56,15 @@ volatile unsigned int ut_counter = 0xc0ffee;
  * %rdi, %rsi and returns a value that proves the instruction ran right.
  */
 asm("	.text\n"
-/* lea: executed out of line (not emulated). a + b */
+/* add: an ALU op, executed out of line (not emulated). a + b */
 "	.p2align 4\n"
-"	.globl ut_lea\n"
-"	.type ut_lea, @function\n"
-"ut_lea:\n"
-"	lea (%rdi,%rsi,1), %rax\n"
+"	.globl ut_step\n"
+"	.type ut_step, @function\n"
+"ut_step:\n"
+"	add %rsi, %rdi\n"
+"	mov %rdi, %rax\n"
 "	ret\n"
-"	.size ut_lea, .-ut_lea\n"
+"	.size ut_step, .-ut_step\n"
 /* nop, then a 4-byte nop: both emulated or skipped. a */
 "	.p2align 4\n"
 "	.globl ut_nop\n"
@@ -364,7 +365,7 @@ asm("	.text\n"
 
 long ut_regs(void);
 long ut_regcheck(long n);
-long ut_lea(long a, long b);
+long ut_step(long a, long b);
 long ut_nop(long a);
 long ut_push(long a);
 long ut_riprel(long a);
@@ -570,7 +571,7 @@ struct fn {
 };
 
 static struct fn fns[] = {
-	{ "ut_lea", ut_lea }, { "ut_nop", ut_nop }, { "ut_push", ut_push },
+	{ "ut_step", ut_step }, { "ut_nop", ut_nop }, { "ut_push", ut_push },
 	{ "ut_riprel", ut_riprel }, { "ut_callrel", ut_callrel },
 	{ "ut_jmp", ut_jmp }, { "ut_jcc", ut_jcc }, { "ut_load", ut_load },
 	{ "ut_fscheck", ut_fscheck }, { "ut_store", ut_store },
