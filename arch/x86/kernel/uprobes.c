@@ -145,6 +145,25 @@ static void uprobe_x86_report_step(struct pt_regs *regs, bool was_blockstep,
 	send_sigtrap(regs, 0, TRAP_TRACE);
 }
 
+/*
+ * The address a memory mov or lea names, before any segment base: @next
+ * is where rip points while the instruction runs.
+ */
+static unsigned long uprobe_x86_address(const struct uprobe_x86_op *op,
+					struct pt_regs *regs,
+					unsigned long next)
+{
+	unsigned long addr = 0;
+
+	if (op->base == UPROBE_X86_RIP)
+		addr = next;
+	else if (op->base != UPROBE_X86_NO_REG)
+		addr = *uprobe_x86_gpr(regs, op->base);
+	if (op->index != UPROBE_X86_NO_REG)
+		addr += *uprobe_x86_gpr(regs, op->index) << op->scale;
+	return addr + (long)op->imm;
+}
+
 #ifdef CONFIG_X86_64
 /*
  * A load or store of a general register (UPROBE_EMUL_MOV_MEM), done with
@@ -159,17 +178,11 @@ static bool uprobe_x86_mov_mem(const struct uprobe_x86_op *op,
 			       struct pt_regs *regs, unsigned long next)
 {
 	unsigned long *reg = uprobe_x86_gpr(regs, op->reg);
-	unsigned long addr = 0;
+	unsigned long addr;
 
 	if (this_cpu_read(cpu_dr7) & DR_GLOBAL_ENABLE_MASK)
 		return false;
-	if (op->base == UPROBE_X86_RIP)
-		addr = next;
-	else if (op->base != UPROBE_X86_NO_REG)
-		addr = *uprobe_x86_gpr(regs, op->base);
-	if (op->index != UPROBE_X86_NO_REG)
-		addr += *uprobe_x86_gpr(regs, op->index) << op->scale;
-	addr += (long)op->imm;
+	addr = uprobe_x86_address(op, regs, next);
 	if (op->seg == UPROBE_X86_SEG_FS)
 		addr += x86_fsbase_read_task(current);
 	else if (op->seg == UPROBE_X86_SEG_GS)
@@ -270,8 +283,9 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 		regs->sp = uprobe_x86_alu_sp(op->sub, regs->sp, (long)op->imm,
 					     op->size, &regs->flags);
 		break;
-	case UPROBE_EMUL_LEA_RIP:
-		val = next + op->imm;
+	case UPROBE_EMUL_LEA:
+		val = uprobe_x86_address(op, regs, next);
+		/* A 32-bit destination is zero-extended. */
 		*uprobe_x86_gpr(regs, op->reg) = op->size == 8 ? val : (u32)val;
 		break;
 	case UPROBE_EMUL_MOV_IMM:

@@ -256,25 +256,15 @@ static int classify_push_pop(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind
 }
 
 /*
- * A load or store between a general register and memory (89/8b with a
- * memory operand), taken apart into base, index, scale, displacement and
- * segment so that the hit computes the address without decoding again.
- * Emulated in 64-bit code only, where only fs and gs have a base: a
- * compat task may have set up segments with bases of its own in its LDT.
- * An address-size prefix (67) is left to the CPU too.  The out-of-line
- * form stays valid: a load or store that would fault is stepped instead,
- * so the program gets the fault from the instruction itself.
+ * The memory operand of a 64-bit instruction, taken apart into base,
+ * index, scale and displacement so that the hit computes the address
+ * without decoding again.
  */
-static int classify_mov_mem(struct uprobe_x86_ctx *c)
+static void split_address(struct uprobe_x86_ctx *c)
 {
 	struct insn *insn = &c->insn;
-	bool fs = has_prefix(insn, 0x64), gs = has_prefix(insn, 0x65);
 	u8 rex = rex_byte(insn), sib = insn->sib.value;
 	struct uprobe_x86_op *op = c->op;
-	int err = xol(c, UPROBE_FIX_IP);
-
-	if (err || !c->is64 || has_prefix(insn, 0x67) || (fs && gs))
-		return err;
 
 	op->index = UPROBE_X86_NO_REG;
 	op->scale = 0;
@@ -293,12 +283,34 @@ static int classify_mov_mem(struct uprobe_x86_ctx *c)
 	} else {
 		op->base = c->rm;
 	}
+	op->imm = insn->displacement.value;
+}
+
+/*
+ * A load or store between a general register and memory (89/8b with a
+ * memory operand).  Emulated in 64-bit code only, where only fs and gs
+ * have a base: a compat task may have set up segments with bases of its
+ * own in its LDT.  An address-size prefix (67) is left to the CPU too.
+ * The out-of-line form stays valid: a load or store that would fault is
+ * stepped instead, so the program gets the fault from the instruction
+ * itself.
+ */
+static int classify_mov_mem(struct uprobe_x86_ctx *c)
+{
+	struct insn *insn = &c->insn;
+	bool fs = has_prefix(insn, 0x64), gs = has_prefix(insn, 0x65);
+	struct uprobe_x86_op *op = c->op;
+	int err = xol(c, UPROBE_FIX_IP);
+
+	if (err || !c->is64 || has_prefix(insn, 0x67) || (fs && gs))
+		return err;
+
+	split_address(c);
 	op->seg = fs ? UPROBE_X86_SEG_FS : gs ? UPROBE_X86_SEG_GS :
 		  UPROBE_X86_SEG_NONE;
 	op->store = c->opc == 0x89;
 	op->reg = c->reg;
 	op->size = insn->opnd_bytes;
-	op->imm = insn->displacement.value;
 	return emulate(c, UPROBE_EMUL_MOV_MEM);
 }
 
@@ -368,6 +380,12 @@ static int classify_group1(struct uprobe_x86_ctx *c)
 	return xol(c, UPROBE_FIX_IP);
 }
 
+/*
+ * lea computes an address and touches no memory, so it never faults and
+ * segment prefixes do not matter.  Emulated in 64-bit code with a 32- or
+ * 64-bit destination; a 16-bit destination (which keeps the register's
+ * upper bits), a 32-bit address (67) and compat code are stepped.
+ */
 static int classify_lea(struct uprobe_x86_ctx *c)
 {
 	unsigned int size = c->insn.opnd_bytes;
@@ -376,13 +394,13 @@ static int classify_lea(struct uprobe_x86_ctx *c)
 	if (c->mod == 3)
 		return refuse(c, "lea with a register operand is undefined");
 	err = xol(c, UPROBE_FIX_IP);
-	if (err || !insn_rip_relative(&c->insn) || has_prefix(&c->insn, 0x67) ||
+	if (err || !c->is64 || has_prefix(&c->insn, 0x67) ||
 	    (size != 4 && size != 8))
 		return err;
+	split_address(c);
 	c->op->reg = c->reg;
 	c->op->size = size;
-	c->op->imm = c->insn.displacement.value;
-	return emulate(c, UPROBE_EMUL_LEA_RIP);
+	return emulate(c, UPROBE_EMUL_LEA);
 }
 
 /*

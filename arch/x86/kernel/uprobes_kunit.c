@@ -93,12 +93,21 @@ static const struct uk_case uk_cases[] = {
 	EMU(64, ALU_SP, 4, "add $0x8,%rsp", 0x48, 0x83, 0xc4, 0x08),
 	EMU(64, ALU_SP, 7, "add $0x88,%rsp", 0x48, 0x81, 0xc4, 0x88, 0x00, 0x00, 0x00),
 	EMU(64, ALU_SP, 4, "add $-0x10,%rsp", 0x48, 0x83, 0xc4, 0xf0),
-	EMU_RIP(64, LEA_RIP, 7, AX, "lea 0x10(%rip),%rdi",
+	EMU_RIP(64, LEA, 7, AX, "lea 0x10(%rip),%rdi",
 		0x48, 0x8d, 0x3d, 0x10, 0x00, 0x00, 0x00),
-	EMU_RIP(64, LEA_RIP, 7, CX, "lea -0x10(%rip),%rax",
+	EMU_RIP(64, LEA, 7, CX, "lea -0x10(%rip),%rax",
 		0x48, 0x8d, 0x05, 0xf0, 0xff, 0xff, 0xff),
-	EMU_RIP(64, LEA_RIP, 7, AX, "lea 0x0(%rip),%r9", 0x4c, 0x8d, 0x0d, 0x00, 0x00, 0x00, 0x00),
-	EMU_RIP(64, LEA_RIP, 6, CX, "lea 0x100(%rip),%eax", 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00),
+	EMU_RIP(64, LEA, 7, AX, "lea 0x0(%rip),%r9", 0x4c, 0x8d, 0x0d, 0x00, 0x00, 0x00, 0x00),
+	EMU_RIP(64, LEA, 6, CX, "lea 0x100(%rip),%eax", 0x8d, 0x05, 0x00, 0x01, 0x00, 0x00),
+	EMU(64, LEA, 4, "lea (%rdi,%rsi,1),%rax", 0x48, 0x8d, 0x04, 0x37),
+	EMU(64, LEA, 5, "lea 0x8(%rdi,%rdi,4),%rax", 0x48, 0x8d, 0x44, 0xbf, 0x08),
+	EMU(64, LEA, 4, "lea -0x18(%rbp),%rdi", 0x48, 0x8d, 0x7d, 0xe8),
+	EMU(64, LEA, 5, "lea -0x8(%r13,%r12,2),%r11", 0x4f, 0x8d, 0x5c, 0x65, 0xf8),
+	EMU(64, LEA, 3, "lea 0x1(%rdi),%eax", 0x8d, 0x47, 0x01),
+	EMU(64, LEA, 8, "lea 0x0(,%rax,8),%rdx", 0x48, 0x8d, 0x14, 0xc5, 0x00, 0x00, 0x00, 0x00),
+	EMU(64, LEA, 6, "fs lea 0x8(%rsp),%rsp", 0x64, 0x48, 0x8d, 0x64, 0x24, 0x08),
+	XOL(64, 4, "lea (%rdi,%rsi,1),%ax", 0x66, 0x8d, 0x04, 0x37),
+	XOL(64, 5, "addr32 lea (%edi,%esi,1),%rax", 0x67, 0x48, 0x8d, 0x04, 0x37),
 	EMU(64, JMP, 2, "jmp .+0x12", 0xeb, 0x10),
 	EMU(64, JMP, 2, "jmp .", 0xeb, 0xfe),
 	EMU(64, JMP, 5, "jmp rel32", 0xe9, 0x00, 0x01, 0x00, 0x00),
@@ -542,10 +551,10 @@ static void uk_emul_operands_test(struct kunit *test)
 		{ { 0xe3, 0x05 }, false, UPROBE_EMUL_LOOP, .cc = 3, .imm = 5 },
 		{ { 0xc2, 0x08, 0x00 }, true, UPROBE_EMUL_RET, .imm = 8 },
 		{ { 0xc2, 0xff, 0xff }, false, UPROBE_EMUL_RET, .imm = 0xffff },
-		{ { 0x48, 0x8d, 0x3d, 0x10, 0, 0, 0 }, true, UPROBE_EMUL_LEA_RIP,
+		{ { 0x48, 0x8d, 0x3d, 0x10, 0, 0, 0 }, true, UPROBE_EMUL_LEA,
 		  7, 0, 8, .imm = 0x10 },
 		{ { 0x44, 0x8d, 0x05, 0xf0, 0xff, 0xff, 0xff }, true,
-		  UPROBE_EMUL_LEA_RIP, 8, 0, 4, .imm = -16 },
+		  UPROBE_EMUL_LEA, 8, 0, 4, .imm = -16 },
 	};
 	struct uprobe_x86_op op;
 	u8 ixol[MAX_UINSN_BYTES];
@@ -765,6 +774,50 @@ static void uk_mov_mem_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, op.emul, UPROBE_EMUL_NONE);
 }
 
+/* lea: the address taken apart as for a memory mov, no segment. */
+static void uk_lea_test(struct kunit *test)
+{
+	enum { NO = UPROBE_X86_NO_REG, RIP = UPROBE_X86_RIP };
+	static const struct {
+		u8 bytes[MAX_UINSN_BYTES];
+		u8 reg, base, index, scale, size;
+		s32 imm;
+	} cases[] = {
+		/* lea (%rdi,%rsi,1),%rax */
+		{ { 0x48, 0x8d, 0x04, 0x37 }, 0, 7, 6, 0, 8, 0 },
+		/* lea 0x8(%rdi,%rdi,4),%rax */
+		{ { 0x48, 0x8d, 0x44, 0xbf, 0x08 }, 0, 7, 7, 2, 8, 8 },
+		/* lea -0x8(%r13,%r12,2),%r11 */
+		{ { 0x4f, 0x8d, 0x5c, 0x65, 0xf8 }, 11, 13, 12, 1, 8, -8 },
+		/* lea 0x1(%rdi),%eax */
+		{ { 0x8d, 0x47, 0x01 }, 0, 7, NO, 0, 4, 1 },
+		/* lea 0x0(,%rax,8),%rdx: no base */
+		{ { 0x48, 0x8d, 0x14, 0xc5, 0, 0, 0, 0 }, 2, NO, 0, 3, 8, 0 },
+		/* lea 0x8(%rsp),%rsp: SIB without index */
+		{ { 0x48, 0x8d, 0x64, 0x24, 0x08 }, 4, 4, NO, 0, 8, 8 },
+		/* lea -0x10(%rip),%r8 */
+		{ { 0x4c, 0x8d, 0x05, 0xf0, 0xff, 0xff, 0xff }, 8, RIP, NO, 0, 8, -16 },
+	};
+	struct uprobe_x86_op op;
+	u8 ixol[MAX_UINSN_BYTES];
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		uk_analyze(test, true, cases[i].bytes, &op, ixol);
+		KUNIT_ASSERT_EQ_MSG(test, op.emul, UPROBE_EMUL_LEA, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.reg, cases[i].reg, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.base, cases[i].base, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.index, cases[i].index, "case %d", i);
+		if (cases[i].index != NO)
+			KUNIT_EXPECT_EQ_MSG(test, op.scale, cases[i].scale, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.size, cases[i].size, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.imm, cases[i].imm, "case %d", i);
+	}
+	/* The same bytes in a compat task are stepped, not emulated. */
+	uk_analyze(test, false, cases[0].bytes + 1, &op, ixol);
+	KUNIT_EXPECT_EQ(test, op.emul, UPROBE_EMUL_NONE);
+}
+
 /*
  * The syscall return trampoline decodes as what the syscall handler
  * expects: three pushes (the frame it unwinds), the syscall number, the
@@ -803,6 +856,7 @@ static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE_PARAM(uk_insn_test, uk_insn_gen_params),
 	KUNIT_CASE(uk_emul_operands_test),
 	KUNIT_CASE(uk_mov_mem_test),
+	KUNIT_CASE(uk_lea_test),
 	KUNIT_CASE(uk_fixups_test),
 	KUNIT_CASE(uk_cond_test),
 	KUNIT_CASE(uk_loop_test),

@@ -43,7 +43,9 @@ typedef u8 uprobe_opcode_t;
  * @UPROBE_EMUL_POP: pop into a general register
  * @UPROBE_EMUL_MOV: mov between general registers (32 or 64 bits)
  * @UPROBE_EMUL_ALU_SP: add or sub of an immediate to/from the stack pointer
- * @UPROBE_EMUL_LEA_RIP: lea of a rip-relative address
+ * @UPROBE_EMUL_LEA: lea of a 32- or 64-bit address into a 32- or 64-bit
+ *	register (base, index, scale, displacement, or rip-relative), in
+ *	64-bit code only
  * @UPROBE_EMUL_MOV_MEM: a 32- or 64-bit load into, or store from, a general
  *	register (mov 8b/89 with a memory operand), in 64-bit code only
  * @UPROBE_EMUL_MOV_IMM: mov of an immediate to a 32- or 64-bit register
@@ -60,7 +62,7 @@ enum uprobe_x86_emul {
 	UPROBE_EMUL_POP,
 	UPROBE_EMUL_MOV,
 	UPROBE_EMUL_ALU_SP,
-	UPROBE_EMUL_LEA_RIP,
+	UPROBE_EMUL_LEA,
 	UPROBE_EMUL_MOV_MEM,
 	UPROBE_EMUL_MOV_IMM,
 };
@@ -115,9 +117,10 @@ enum uprobe_x86_emul {
  * @scratch: register standing in for rip in the out-of-line copy
  * @sub: add/sub to the stack pointer is a subtraction
  * @xol_len: length of the out-of-line copy in &arch_uprobe.ixol
- * @base: memory mov: base register, %UPROBE_X86_RIP or %UPROBE_X86_NO_REG
- * @index: memory mov: index register or %UPROBE_X86_NO_REG
- * @scale: memory mov: the index is shifted left by this
+ * @base: memory mov or lea: base register, %UPROBE_X86_RIP or
+ *	%UPROBE_X86_NO_REG
+ * @index: memory mov or lea: index register or %UPROBE_X86_NO_REG
+ * @scale: memory mov or lea: the index is shifted left by this
  * @seg: memory mov: %UPROBE_X86_SEG_NONE, %UPROBE_X86_SEG_FS or
  *	%UPROBE_X86_SEG_GS
  * @store: memory mov: writes @reg to memory (else loads it)

@@ -310,8 +310,10 @@ TEST_F(basic, rip_relative_load_reads_right_data)
  * and multi-byte nop, push, call rel32, jmp rel8, a taken and an untaken
  * je, loads and stores between a register and memory (%fs-relative,
  * below the stack pointer, base + index * scale, a rip-relative 32-bit
- * load that must clear the register's upper half), and mov of an
- * immediate (32-bit: zero-extended; to a 64-bit register: sign-extended).
+ * load that must clear the register's upper half), mov of an immediate
+ * (32-bit: zero-extended; to a 64-bit register: sign-extended) and lea
+ * (base + index * scale, REX-extended registers, a 32-bit destination,
+ * the stack pointer moved down and back up).
  * Every function must compute what it computes unprobed.
  */
 TEST_F(basic, emulated_instructions_keep_their_effect)
@@ -334,6 +336,11 @@ TEST_F(basic, emulated_instructions_keep_their_effect)
 		{ "ut_load32", "ut_load32_mov", 0, 5, 0x1234 + 5 },
 		{ "ut_movimm", "ut_movimm_32", 0, 6, 0x1234 + 6 },
 		{ "ut_movneg", "ut_movneg", 0, 7, 2 },
+		{ "ut_leasib", "ut_leasib", 0, 3, 23 },
+		{ "ut_lea32", "ut_lea32_lea", 0, 9, 10 },
+		{ "ut_learex", "ut_learex_lea", 0, 50, 48 },
+		{ "ut_learsp", "ut_learsp", 0, 8, 12 },
+		{ "ut_learsp", "ut_learsp_up", 0, 8, 12 },
 	};
 	struct ut_target *t;
 	char r[256];
