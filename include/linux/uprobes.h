@@ -217,6 +217,7 @@ void uprobe_unregister(struct inode *inode, loff_t offset,
 void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 			      struct uprobe_consumer *uc);
 void uprobe_unregister_sync(void);
+void uprobe_call_after_unregister(struct rcu_head *head, rcu_callback_t func);
 int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr);
 void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr);
 
@@ -282,6 +283,12 @@ static inline void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 
 static inline void uprobe_unregister_sync(void)
 {
+}
+
+static inline void uprobe_call_after_unregister(struct rcu_head *head,
+						rcu_callback_t func)
+{
+	func(head);
 }
 
 static inline int uprobe_register_batch(struct uprobe_reg *regs,

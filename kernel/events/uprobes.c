@@ -854,6 +854,24 @@ void uprobe_unregister_sync(void)
 EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
 
 /**
+ * uprobe_call_after_unregister - run @func once the handlers of every
+ *	consumer unregistered so far are over
+ * @head: an rcu_head in the object @func frees
+ * @func: the callback; it runs in softirq context
+ *
+ * The asynchronous uprobe_unregister_sync(): a caller that frees a
+ * consumer after uprobe_unregister_nosync() need not wait for it, so
+ * that closing many perf events in a row pays no grace period each.
+ *
+ * Context: any.
+ */
+void uprobe_call_after_unregister(struct rcu_head *head, rcu_callback_t func)
+{
+	call_srcu(&uprobes_srcu, head, func);
+}
+EXPORT_SYMBOL_GPL(uprobe_call_after_unregister);
+
+/**
  * uprobe_unregister - remove a consumer from the probe at @inode:@offset
  * @inode: the file
  * @offset: the probe's offset

@@ -32,9 +32,9 @@
  * tracefs links under RCU.  When the last user lets go of an event, its
  * consumers are unregistered without waiting for running handlers
  * (uprobe_unregister_nosync()); the wait comes before the event or a
- * probe point is freed (see unregister_all_consumers()), so that disabling
- * a whole group, or closing many perf events, does not pay a grace period
- * per event.
+ * probe point is freed (see unregister_all_consumers()), or the free is
+ * queued after it (a perf-made probe), so that disabling a whole group,
+ * or closing many perf events, does not pay a grace period per event.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
@@ -144,6 +144,15 @@ struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 	return tu;
 }
 
+static void trace_uprobe_release_memory(struct trace_uprobe *tu)
+{
+	path_put(&tu->path);
+	trace_probe_cleanup(&tu->tp);
+	kfree(tu->filename);
+	free_percpu(tu->nhit);
+	kfree(tu);
+}
+
 /**
  * trace_uprobe_free - free a probe point that is on no list
  * @tu: the probe, or NULL
@@ -158,11 +167,37 @@ void trace_uprobe_free(struct trace_uprobe *tu)
 	WARN_ON_ONCE(tu->registered);
 	/* A handler left running by a disable without waiting. */
 	uprobe_unregister_sync();
-	path_put(&tu->path);
-	trace_probe_cleanup(&tu->tp);
-	kfree(tu->filename);
-	free_percpu(tu->nhit);
-	kfree(tu);
+	trace_uprobe_release_memory(tu);
+}
+
+static void trace_uprobe_free_work(struct work_struct *work)
+{
+	trace_uprobe_release_memory(container_of(work, struct trace_uprobe,
+						 free_work));
+}
+
+/* SRCU callbacks run with bottom halves off; path_put() may sleep. */
+static void trace_uprobe_free_rcu(struct rcu_head *head)
+{
+	struct trace_uprobe *tu = container_of(head, struct trace_uprobe,
+					       free_rcu);
+
+	INIT_WORK(&tu->free_work, trace_uprobe_free_work);
+	schedule_work(&tu->free_work);
+}
+
+/**
+ * trace_uprobe_free_later - trace_uprobe_free() without waiting
+ * @tu: the probe, on no list and not registered with the uprobes core
+ *
+ * Frees @tu once a handler left running by its unregistration is over,
+ * from a workqueue: a perf event closed pays no grace period of ours
+ * (perf waits for one of its own per event already).
+ */
+void trace_uprobe_free_later(struct trace_uprobe *tu)
+{
+	WARN_ON_ONCE(tu->registered);
+	uprobe_call_after_unregister(&tu->free_rcu, trace_uprobe_free_rcu);
 }
 
 /**
@@ -387,7 +422,8 @@ undo:
  *    off, and perf frees its per-CPU lists and buffers after clearing the
  *    flag (TRACE_REG_PERF_UNREGISTER) and an RCU grace period;
  *  - the trace_uprobe and its event stay until trace_uprobe_release() or
- *    trace_uprobe_free(), which wait for it (uprobe_unregister_sync()).
+ *    trace_uprobe_free(), which wait for it (uprobe_unregister_sync()),
+ *    or trace_uprobe_free_later(), which frees them after it.
  */
 static void unregister_all_consumers(struct trace_probe *tp)
 {

@@ -18,6 +18,7 @@
 #include <linux/rculist.h>
 #include <linux/sched.h>
 #include <linux/uprobes.h>
+#include <linux/workqueue.h>
 
 #include "trace_dynevent.h"
 #include "trace_probe.h"
@@ -42,6 +43,11 @@ struct trace_uprobe {
 	bool				batch_wants;
 	struct list_head		batch_node;
 	bool				is_return;
+	/* A perf-made probe is freed after the handlers: see trace_uprobe.c */
+	union {
+		struct rcu_head		free_rcu;
+		struct work_struct	free_work;
+	};
 	struct trace_probe		tp;	/* last: tp.args[] follows */
 };
 
@@ -80,6 +86,7 @@ struct trace_uprobe *trace_uprobe_find(const char *event, const char *group);
 struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 					int nargs, bool is_return);
 void trace_uprobe_free(struct trace_uprobe *tu);
+void trace_uprobe_free_later(struct trace_uprobe *tu);
 int trace_uprobe_lookup_file(struct trace_uprobe *tu, const char *filename);
 void trace_uprobe_init_event_call(struct trace_uprobe *tu);
 int trace_uprobe_apply_all(struct trace_probe *tp, bool add);

@@ -276,7 +276,7 @@ void destroy_local_trace_uprobe(struct trace_event_call *event_call)
 	if (WARN_ON(trace_probe_is_enabled(&tu->tp)))
 		return;
 
-	trace_uprobe_free(tu);
+	trace_uprobe_free_later(tu);
 }
 
 /**
