@@ -220,13 +220,21 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	trampoline = area->vaddr;
 	if (area->syscall_tramp && arch_uretprobe_may_use_syscall(regs))
 		trampoline = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
+	/*
+	 * The handlers ran on a consumer list read under SRCU: meanwhile the
+	 * probe may have been unregistered and lost its last reference (its
+	 * table entries and its place in the registry), to be freed once
+	 * this hit is over.  Then there is no return to catch.
+	 */
+	if (!refcount_inc_not_zero(&uprobe->ref))
+		return;
 	ri = ri_alloc(utask);
 	if (!ri)
-		return;
+		goto put;
 	orig = arch_uretprobe_hijack_return_addr(trampoline, regs);
 	if (orig == -1) {
 		ri_recycle(utask, ri);
-		return;
+		goto put;
 	}
 
 	chained = xol_is_trampoline(area, orig);
@@ -237,12 +245,12 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 		pr_warn_ratelimited("pid %d: the trampoline is the return address but no return is pending\n",
 				    current->pid);
 		ri_recycle(utask, ri);
-		return;
+		goto put;
 	}
 	if (chained)
 		orig = utask->return_instances->orig_ret_vaddr;
 
-	ri->uprobe = get_uprobe(uprobe);
+	ri->uprobe = uprobe;	/* with the reference taken above */
 	ri->func = instruction_pointer(regs);
 	ri->stack = user_stack_pointer(regs);
 	ri->orig_ret_vaddr = orig;
@@ -250,6 +258,9 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	ri->next = utask->return_instances;
 	utask->return_instances = ri;
 	utask->depth++;
+	return;
+put:
+	put_uprobe(uprobe);
 }
 
 static void run_ret_handlers(struct return_instance *ri, struct pt_regs *regs)
