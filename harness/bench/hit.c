@@ -122,6 +122,17 @@ asm(
 "	.size s_riprel, .-s_riprel\n"
 
 "	.p2align 4\n"
+"	.globl f_xor, s_xor\n"
+"	.type f_xor, @function\n"
+"	.type s_xor, @function\n"
+"f_xor:\n"
+"s_xor:\n"
+"	xor %eax, %eax\n"
+"	ret\n"
+"	.size f_xor, .-f_xor\n"
+"	.size s_xor, .-s_xor\n"
+
+"	.p2align 4\n"
 "	.type callee, @function\n"
 "callee:	ret\n"
 "	.size callee, .-callee\n"
@@ -159,7 +170,7 @@ asm(
 );
 
 #define SITES(X) X(nop) X(nopl) X(nop5) X(endbr64) X(push) X(movrbp) \
-		 X(subrsp) X(riprel) X(call) X(ret) X(retprobe)
+		 X(subrsp) X(riprel) X(xor) X(call) X(ret) X(retprobe)
 #define DECL(n) void f_##n(void);
 SITES(DECL)
 #define ENTRY(n) { #n, f_##n },

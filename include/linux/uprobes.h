@@ -111,6 +111,11 @@ enum uprobe_task_state {
  * @xol_slot: index of the XOL slot in its mm's area that this thread
  *	holds for the step in progress, 0 outside a step: a slot is lent
  *	for one step only (see start_step() in kernel/events/uprobes_hit.c).
+ * @own_slot: index of the XOL slot this thread owns for running copies
+ *	without a step (kernel/events/uprobes_direct.c), 0 when none.
+ * @own_xol_vaddr: that slot's address.
+ * @own_vaddr: the probed address whose copy the slot holds, 0 when none.
+ * @own_copy: the arch data of that probe, as the slot was written from.
  * @return_instances: pending return probes, most recent first.
  * @depth: length of @return_instances.
  * @ri_cache: freed return instances kept for the thread's next returns.
@@ -124,6 +129,10 @@ struct uprobe_task {
 	struct arch_uprobe		*auprobe;
 	struct arch_uprobe		step_copy;
 	unsigned int			xol_slot;
+	unsigned int			own_slot;
+	unsigned long			own_xol_vaddr;
+	unsigned long			own_vaddr;
+	struct arch_uprobe		own_copy;
 	unsigned int			depth;
 	struct return_instance		*return_instances;
 	struct return_instance		*ri_cache;
@@ -201,6 +210,13 @@ bool arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs);
 void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 			   void *src, unsigned long len);
 bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs);
+bool arch_uprobe_direct_ok(struct arch_uprobe *aup, struct pt_regs *regs);
+unsigned int arch_uprobe_direct_code(struct arch_uprobe *aup,
+				     unsigned long vaddr, u8 *code);
+unsigned long arch_uprobe_direct_next(struct arch_uprobe *aup,
+				      unsigned long vaddr);
+void arch_uprobe_direct_start(struct pt_regs *regs);
+bool arch_uprobe_direct_trapped(void);
 const void *arch_uretprobe_syscall_trampoline(unsigned int *len);
 bool arch_uretprobe_may_use_syscall(struct pt_regs *regs);
 int arch_uretprobe_syscall_unwind(struct pt_regs *regs);

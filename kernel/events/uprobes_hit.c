@@ -106,6 +106,7 @@ void uprobe_free_utask(struct task_struct *t)
 		if (area)
 			xol_put_slot(area, utask->xol_slot);
 	}
+	uprobe_direct_release(utask, t->mm);
 	uprobe_free_returns(utask);
 	kfree(utask);
 	t->utask = NULL;
@@ -145,14 +146,19 @@ void uprobe_copy_process(struct task_struct *t, unsigned long flags)
  * @regs: the registers at the trap
  *
  * Return: the probed instruction's address for a trap in the stepped
- * copy, else the instruction pointer.
+ * copy or in the copy run from the thread's own slot, else the
+ * instruction pointer.
  */
 unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
 
-	if (unlikely(utask && utask->state != UTASK_RUNNING))
+	if (likely(!utask))
+		return instruction_pointer(regs);
+	if (utask->state != UTASK_RUNNING)
 		return utask->vaddr;
+	if (uprobe_direct_in_slot(utask, instruction_pointer(regs)))
+		return utask->own_vaddr;
 	return instruction_pointer(regs);
 }
 
@@ -359,6 +365,8 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 		goto out;
 	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
 		goto out;
+	if (uprobe_direct_run(uprobe, regs, utask, bp_vaddr))
+		goto out;
 	start_step(uprobe, regs, utask, bp_vaddr);
 out:
 	srcu_read_unlock(&uprobes_srcu, idx);
@@ -380,7 +388,8 @@ static void finish_step(struct uprobe_task *utask, struct pt_regs *regs)
 	utask->auprobe = NULL;
 	utask->state = UTASK_RUNNING;
 	area = current->mm->uprobes_state.xol_area;
-	if (area)
+	/* 0: the step of a copy in the thread's own slot (uprobes_direct.c) */
+	if (area && utask->xol_slot)
 		xol_put_slot(area, utask->xol_slot);
 	utask->xol_slot = 0;
 
@@ -450,7 +459,8 @@ bool uprobe_breakpoint_trap(struct pt_regs *regs)
  * Called by get_signal().  While a thread steps an XOL copy, a signal
  * handler must not run (it would see the slot's address): the signal waits
  * until finish_step().  A fatal signal, or one caused by the stepped
- * instruction itself, aborts the step first.
+ * instruction itself, aborts the step first.  A thread in its own slot
+ * (uprobes_direct.c) leaves it first, or steps from there.
  *
  * Return: true to deliver nothing now.
  */
@@ -459,7 +469,10 @@ bool uprobe_deny_signal(void)
 	struct uprobe_task *utask = current->utask;
 	bool abort_step;
 
-	if (likely(!utask || utask->state == UTASK_RUNNING))
+	if (likely(!utask))
+		return false;
+	if (utask->state == UTASK_RUNNING &&
+	    !(utask->own_slot && uprobe_direct_signal(utask)))
 		return false;
 	WARN_ON_ONCE(utask->state != UTASK_SSTEP);
 	if (!task_sigpending(current))

@@ -12,6 +12,8 @@
  *   uprobes_xol.c      the per-mm "[uprobes]" mapping: trampoline, slots
  *   uprobes_hit.c      a thread hits a breakpoint: handlers, emulation or
  *                      a step out of line, signals, per-thread state
+ *   uprobes_direct.c   out of line without a step: a copy and a jump back
+ *                      in a slot the thread owns
  *   uprobes_ret.c      return probes: hijacked returns and the trampoline
  */
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
@@ -102,6 +104,8 @@ struct uprobe_bp_table {
 #define XOL_NR_PAGES		4
 #define XOL_SLOTS_PER_PAGE	(PAGE_SIZE / UPROBE_XOL_SLOT_BYTES)
 #define XOL_NR_SLOTS		(XOL_NR_PAGES * XOL_SLOTS_PER_PAGE)
+/* Slots threads may own (uprobes_direct.c); the rest are lent for steps. */
+#define XOL_OWNED_MAX		(XOL_NR_SLOTS - 32)
 
 /**
  * struct xol_area - the "[uprobes]" mapping of one mm
@@ -113,6 +117,8 @@ struct uprobe_bp_table {
  *	step wakes them only when this is non-zero.
  * @wq: where they wait.
  * @slots: bitmap of the slots handed out (the trampolines' always).
+ * @owned: how many of them threads own for direct runs; at most
+ *	XOL_OWNED_MAX, so that steps always find slots.
  * @syscall_tramp: slot 1 holds arch_uretprobe_syscall_trampoline().
  * @pages: the pages behind the mapping, NULL until a slot on them is used.
  */
@@ -122,6 +128,7 @@ struct xol_area {
 	atomic_t		slot_waiters;
 	wait_queue_head_t	wq;
 	DECLARE_BITMAP(slots, XOL_NR_SLOTS);
+	unsigned int		owned;
 	struct page		*pages[XOL_NR_PAGES];
 	bool			syscall_tramp;
 };
@@ -362,6 +369,10 @@ unsigned int xol_take_slot(struct xol_area *area);
 void xol_put_slot(struct xol_area *area, unsigned int slot);
 void xol_fill_slot(struct xol_area *area, unsigned int slot,
 		   struct arch_uprobe *aup);
+unsigned int xol_take_own_slot(struct xol_area *area);
+void xol_put_own_slot(struct xol_area *area, unsigned int slot);
+void xol_write_slot(struct xol_area *area, unsigned int slot,
+		    const void *code, unsigned int len);
 void xol_dup_area(struct mm_struct *oldmm, struct mm_struct *newmm);
 void xol_free_area(struct mm_struct *mm);
 /* pure slot bookkeeping, for KUnit */
@@ -369,6 +380,19 @@ int xol_bitmap_take(unsigned long *slots, unsigned int nr);
 
 /* uprobes_hit.c: a thread at a breakpoint */
 void uprobes_hit_init(void);
+
+/* uprobes_direct.c: copies run from an owned slot, without a step */
+bool uprobe_direct_run(struct uprobe *uprobe, struct pt_regs *regs,
+		       struct uprobe_task *utask, unsigned long bp_vaddr);
+bool uprobe_direct_signal(struct uprobe_task *utask);
+void uprobe_direct_release(struct uprobe_task *utask, struct mm_struct *mm);
+
+static inline bool uprobe_direct_in_slot(struct uprobe_task *utask,
+					 unsigned long ip)
+{
+	return utask->own_slot &&
+	       ip - utask->own_xol_vaddr < UPROBE_XOL_SLOT_BYTES;
+}
 
 /* uprobes_ret.c: return probes */
 void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,

@@ -15,8 +15,11 @@
  * Slot 0 holds the return trampoline: one breakpoint, recognised by its
  * address.  Where the architecture has a return trampoline that enters the
  * kernel by a syscall instead (cheaper than a trap), slot 1 holds it.
- * Every other slot is lent to one thread for one step; when all are in
- * use, threads that need one wait for a step to end.
+ * Every other slot is either lent to one thread for one step (when all
+ * are in use, threads that need one wait for a step to end) or owned by
+ * one thread until it exits or execs, for copies that run without a step
+ * (uprobes_direct.c); owned slots never take the last XOL_NR_SLOTS -
+ * XOL_OWNED_MAX, so steps can always go on.
  *
  * Memory: about 90 bytes of struct xol_area (kmalloc-96) per mm that uses
  * it, one page for the trampoline and the first slots, one more page per
@@ -279,24 +282,21 @@ int xol_bitmap_take(unsigned long *slots, unsigned int nr)
 	return i;
 }
 
-/**
- * xol_take_slot - get a slot for the current thread's step
- * @area: current->mm's area
- *
- * Waits while every slot is taken: each is held for one step only, so one
- * comes free soon.
- *
- * Context: process context, may sleep.
- * Return: the slot index (> 0), or 0 on a fatal signal or no memory.
+/*
+ * Take a free slot whose page is there, making the page if needed; an
+ * owned slot only while fewer than XOL_OWNED_MAX are owned.
+ * Return: the slot, 0 when none is free, -ENOMEM.
  */
-unsigned int xol_take_slot(struct xol_area *area)
+static int xol_try_take(struct xol_area *area, bool own)
 {
 	struct page *page = NULL;
 	int slot;
 
 	for (;;) {
 		spin_lock(&area->lock);
-		slot = xol_bitmap_take(area->slots, XOL_NR_SLOTS);
+		slot = -1;
+		if (!own || area->owned < XOL_OWNED_MAX)
+			slot = xol_bitmap_take(area->slots, XOL_NR_SLOTS);
 		if (slot > 0) {
 			struct page **pp = &area->pages[slot / XOL_SLOTS_PER_PAGE];
 
@@ -305,6 +305,7 @@ unsigned int xol_take_slot(struct xol_area *area)
 					*pp = page;
 					page = NULL;
 				}
+				area->owned += own;
 				spin_unlock(&area->lock);
 				break;
 			}
@@ -313,19 +314,12 @@ unsigned int xol_take_slot(struct xol_area *area)
 			spin_unlock(&area->lock);
 			page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
 			if (!page)
-				return 0;
+				return -ENOMEM;
 			continue;
 		}
 		spin_unlock(&area->lock);
-
-		atomic_inc(&area->slot_waiters);
-		slot = wait_event_killable(area->wq,
-					   !bitmap_full(area->slots, XOL_NR_SLOTS));
-		atomic_dec(&area->slot_waiters);
-		if (slot) {
-			slot = 0;
-			break;
-		}
+		slot = 0;
+		break;
 	}
 	if (page)
 		__free_page(page);
@@ -333,14 +327,52 @@ unsigned int xol_take_slot(struct xol_area *area)
 }
 
 /**
- * xol_put_slot - give a slot back
- * @area: the area it came from
- * @slot: its index
+ * xol_take_slot - get a slot for the current thread's step
+ * @area: current->mm's area
+ *
+ * Waits while every slot is taken: each is held for one step only, or
+ * owned by a thread while others are left (XOL_OWNED_MAX), so one comes
+ * free soon.
+ *
+ * Context: process context, may sleep.
+ * Return: the slot index (> 0), or 0 on a fatal signal or no memory.
  */
-void xol_put_slot(struct xol_area *area, unsigned int slot)
+unsigned int xol_take_slot(struct xol_area *area)
+{
+	int slot;
+
+	for (;;) {
+		slot = xol_try_take(area, false);
+		if (slot)
+			return max(slot, 0);
+
+		atomic_inc(&area->slot_waiters);
+		slot = wait_event_killable(area->wq,
+					   !bitmap_full(area->slots, XOL_NR_SLOTS));
+		atomic_dec(&area->slot_waiters);
+		if (slot)
+			return 0;
+	}
+}
+
+/**
+ * xol_take_own_slot - get a slot the current thread keeps
+ * @area: current->mm's area
+ *
+ * Context: process context, may sleep (page allocation).
+ * Return: the slot index (> 0), or 0 when no more may be owned or no
+ * memory: the thread steps instead.
+ */
+unsigned int xol_take_own_slot(struct xol_area *area)
+{
+	return max(xol_try_take(area, true), 0);
+}
+
+static void xol_release(struct xol_area *area, unsigned int slot, bool own)
 {
 	spin_lock(&area->lock);
 	__clear_bit(slot, area->slots);
+	area->owned -= own;
 	spin_unlock(&area->lock);
 	/*
 	 * The freed bit before the waiter count is read: pairs with the
@@ -353,6 +385,42 @@ void xol_put_slot(struct xol_area *area, unsigned int slot)
 }
 
 /**
+ * xol_put_slot - give a step's slot back
+ * @area: the area it came from
+ * @slot: its index
+ */
+void xol_put_slot(struct xol_area *area, unsigned int slot)
+{
+	xol_release(area, slot, false);
+}
+
+/**
+ * xol_put_own_slot - give an owned slot back
+ * @area: the area it came from
+ * @slot: its index
+ */
+void xol_put_own_slot(struct xol_area *area, unsigned int slot)
+{
+	xol_release(area, slot, true);
+}
+
+/**
+ * xol_write_slot - write code into a slot
+ * @area: current->mm's area
+ * @slot: a slot the current thread holds or owns
+ * @code: the code
+ * @len: its length, at most UPROBE_XOL_SLOT_BYTES
+ */
+void xol_write_slot(struct xol_area *area, unsigned int slot,
+		    const void *code, unsigned int len)
+{
+	struct page *page = area->pages[slot / XOL_SLOTS_PER_PAGE];
+
+	arch_uprobe_copy_ixol(page, xol_slot_vaddr(area, slot), (void *)code,
+			      len);
+}
+
+/**
  * xol_fill_slot - copy a probe's out-of-line instruction into a slot
  * @area: current->mm's area
  * @slot: a slot the current thread holds
@@ -361,11 +429,8 @@ void xol_put_slot(struct xol_area *area, unsigned int slot)
 void xol_fill_slot(struct xol_area *area, unsigned int slot,
 		   struct arch_uprobe *aup)
 {
-	struct page *page = area->pages[slot / XOL_SLOTS_PER_PAGE];
-
 	BUILD_BUG_ON(sizeof(aup->ixol) > UPROBE_XOL_SLOT_BYTES);
-	arch_uprobe_copy_ixol(page, xol_slot_vaddr(area, slot), &aup->ixol,
-			      sizeof(aup->ixol));
+	xol_write_slot(area, slot, aup->ixol, sizeof(aup->ixol));
 }
 
 /**

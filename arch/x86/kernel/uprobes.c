@@ -23,9 +23,18 @@
  *    signal: put ip back on the original instruction, so the signal is
  *    delivered as if the instruction had faulted in place.
  *
+ *  - arch_uprobe_direct_ok() / arch_uprobe_direct_code(): a plan whose
+ *    only repair is ip runs, in 64-bit code and when nobody single-steps
+ *    the thread, as its copy followed by a jump back, in a slot the
+ *    thread owns (kernel/events/uprobes_direct.c): no step at all.
+ *
  * Whether a trap ended the step is told by thread.trap_nr: pre_xol sets it
  * to UPROBE_X86_STEPPING, every user fault overwrites it (and keeps the
- * fault's number for the signal frame), post_xol restores it.
+ * fault's number for the signal frame), post_xol restores it.  A direct
+ * run marks it the same way, and the next get_signal() restores it (the
+ * only reader is the signal frame; a child forked before that inherits
+ * the mark, so its frames for signals other than faults show trapno -1
+ * instead of its parent's last fault until it faults itself).
  *
  * Somebody else's single-stepping (ptrace, or the program's own TF) is
  * preserved: the step that ends ours reports the trap the original
@@ -375,6 +384,106 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs)
 	return uprobe_x86_emulate_hit(op, regs);
 }
 
+/*
+ * Mark thread.trap_nr, so that a fault from here on shows (it writes its
+ * own number there), and keep the value a signal frame should report.
+ * Still marked from a run in the thread's own slot, whose fault or signal
+ * did not come: the value kept then is the one to keep.
+ */
+static void uprobe_x86_mark_traps(struct arch_uprobe_task *at)
+{
+	if (current->thread.trap_nr != UPROBE_X86_STEPPING)
+		at->saved_trap_nr = current->thread.trap_nr;
+	current->thread.trap_nr = UPROBE_X86_STEPPING;
+}
+
+/**
+ * arch_uprobe_direct_start() - the thread goes to run a copy without a step
+ * @regs: its user registers, ip at the slot
+ *
+ * A fault of the copy must be told from a signal that merely arrived
+ * while the thread was in its slot: see arch_uprobe_direct_trapped().
+ */
+void arch_uprobe_direct_start(struct pt_regs *regs)
+{
+	uprobe_x86_mark_traps(&current->utask->autask);
+}
+
+/**
+ * arch_uprobe_direct_trapped() - did a trap come since the last direct start?
+ *
+ * If none did, thread.trap_nr gets its value back, for the signal frame.
+ *
+ * Context: get_signal() of a thread that owns a slot.
+ * Return: true when a fault (whose signal is pending) came since.
+ */
+bool arch_uprobe_direct_trapped(void)
+{
+	if (current->thread.trap_nr != UPROBE_X86_STEPPING)
+		return true;
+	current->thread.trap_nr = current->utask->autask.saved_trap_nr;
+	return false;
+}
+
+/**
+ * arch_uprobe_direct_ok() - may this hit run the copy without a step?
+ * @aup: the probe
+ * @regs: user registers at the hit
+ *
+ * Only when nothing but ip needs repairing after the copy ran (the jump
+ * back sets it), in 64-bit code, and nobody single-steps the thread.
+ *
+ * Return: true when kernel/events/uprobes_direct.c may run it.
+ */
+bool arch_uprobe_direct_ok(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	const struct uprobe_x86_op *op = &aup->op;
+
+	return op->fix == UPROBE_FIX_IP && op->is64 &&
+	       uprobe_x86_has_xol_form(op) && user_64bit_mode(regs) &&
+	       !(regs->flags & X86_EFLAGS_TF);
+}
+
+/**
+ * arch_uprobe_direct_code() - the copy and the jump back
+ * @aup: a probe for which arch_uprobe_direct_ok() said yes
+ * @vaddr: its address
+ * @code: UPROBE_XOL_SLOT_BYTES to fill
+ *
+ * "jmp *0(%rip)" and the absolute address after it: the slot is too far
+ * from most code for a rel32.
+ *
+ * Return: the length written.
+ */
+unsigned int arch_uprobe_direct_code(struct arch_uprobe *aup,
+				     unsigned long vaddr, u8 *code)
+{
+	static const u8 jmp_abs[] = { 0xff, 0x25, 0, 0, 0, 0 };
+	u64 next = vaddr + aup->op.len;
+	unsigned int len = aup->op.xol_len;
+
+	BUILD_BUG_ON(MAX_UINSN_BYTES + sizeof(jmp_abs) + sizeof(next) >
+		     UPROBE_XOL_SLOT_BYTES);
+	memcpy(code, aup->ixol, len);
+	memcpy(code + len, jmp_abs, sizeof(jmp_abs));
+	len += sizeof(jmp_abs);
+	memcpy(code + len, &next, sizeof(next));
+	return len + sizeof(next);
+}
+
+/**
+ * arch_uprobe_direct_next() - where the jump back after the copy goes
+ * @aup: the probe whose copy ran
+ * @vaddr: its address
+ *
+ * Return: the address of the instruction after the original.
+ */
+unsigned long arch_uprobe_direct_next(struct arch_uprobe *aup,
+				      unsigned long vaddr)
+{
+	return vaddr + aup->op.len;
+}
+
 /**
  * arch_uprobe_analyze_insn() - make the plan for a new probe
  * @aup: the probe; @aup->insn holds the original bytes
@@ -421,8 +530,7 @@ int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 		return -EINVAL;
 
 	regs->ip = utask->xol_vaddr;
-	at->saved_trap_nr = current->thread.trap_nr;
-	current->thread.trap_nr = UPROBE_X86_STEPPING;
+	uprobe_x86_mark_traps(at);
 
 	if (op->fix & UPROBE_FIX_SCRATCH) {
 		unsigned long *scratch = uprobe_x86_gpr(regs, op->scratch);

@@ -18,8 +18,10 @@
 #include <linux/string.h>
 #include <linux/uprobes.h>
 #include <asm/insn.h>
+#include <asm/unaligned.h>
 #include <asm/unistd.h>
 #include <asm/processor-flags.h>
+#include <asm/segment.h>
 
 #include "uprobes_insn.h"
 
@@ -852,6 +854,66 @@ static void uk_syscall_trampoline_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, code[len - 1], UPROBE_SWBP_INSN);
 }
 
+/*
+ * Which plans run without a step, and their slot code: the copy, then
+ * "jmp *0(%rip)" to the absolute address of the next instruction.
+ */
+static void uk_direct_test(struct kunit *test)
+{
+	static const struct {
+		u8 bytes[MAX_UINSN_BYTES];
+		bool is64;
+		bool direct;
+	} rows[] = {
+		{ { 0x48, 0x01, 0xf7 }, true, true },		/* add %rsi,%rdi */
+		{ { 0x48, 0xf7, 0xf6 }, true, true },		/* div %rsi */
+		{ { 0x55 }, true, true },			/* push %rbp: failed emulation */
+		{ { 0x01, 0xf7 }, false, false },		/* compat: stepped */
+		{ { 0x48, 0x03, 0x05, 1, 2, 3, 4 }, true, false },	/* rip-relative */
+		{ { 0xff, 0xd0 }, true, false },		/* call *%rax */
+		{ { 0x9c }, true, false },			/* pushf */
+		{ { 0xf3, 0xa4 }, true, false },		/* rep movsb */
+		{ { 0xeb, 0x10 }, true, false },		/* jmp: no copy */
+	};
+	struct pt_regs regs = { .cs = __USER_CS, .flags = X86_EFLAGS_IF };
+	const unsigned long vaddr = 0x7f0012345678UL;
+	struct arch_uprobe aup;
+	u8 code[UPROBE_XOL_SLOT_BYTES];
+	unsigned int i, len, n;
+	const char *why;
+	u64 next;
+
+	for (i = 0; i < ARRAY_SIZE(rows); i++) {
+		memset(&aup, 0, sizeof(aup));
+		memcpy(aup.insn, rows[i].bytes, sizeof(aup.insn));
+		KUNIT_ASSERT_EQ(test, uprobe_x86_analyze(aup.insn, rows[i].is64,
+							 &aup.op, aup.ixol, &why), 0);
+		regs.cs = rows[i].is64 ? __USER_CS : __USER32_CS;
+		regs.flags = X86_EFLAGS_IF;
+		KUNIT_EXPECT_EQ_MSG(test, arch_uprobe_direct_ok(&aup, &regs),
+				    rows[i].direct, "row %u", i);
+		if (!rows[i].direct)
+			continue;
+		/* Somebody else's single-step: stepped. */
+		regs.flags |= X86_EFLAGS_TF;
+		KUNIT_EXPECT_FALSE_MSG(test, arch_uprobe_direct_ok(&aup, &regs),
+				       "row %u under TF", i);
+
+		n = aup.op.len;
+		len = arch_uprobe_direct_code(&aup, vaddr, code);
+		KUNIT_ASSERT_EQ_MSG(test, len, n + 14, "row %u", i);
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(code, rows[i].bytes, n), 0,
+				    "row %u", i);
+		KUNIT_EXPECT_EQ(test, code[n], 0xff);
+		KUNIT_EXPECT_EQ(test, code[n + 1], 0x25);
+		KUNIT_EXPECT_EQ(test, get_unaligned((u32 *)(code + n + 2)), 0);
+		memcpy(&next, code + n + 6, sizeof(next));
+		KUNIT_EXPECT_EQ(test, next, vaddr + n);
+		KUNIT_EXPECT_EQ(test, arch_uprobe_direct_next(&aup, vaddr),
+				vaddr + n);
+	}
+}
+
 static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE_PARAM(uk_insn_test, uk_insn_gen_params),
 	KUNIT_CASE(uk_emul_operands_test),
@@ -862,6 +924,7 @@ static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE(uk_loop_test),
 	KUNIT_CASE(uk_add_sub_test),
 	KUNIT_CASE(uk_syscall_trampoline_test),
+	KUNIT_CASE(uk_direct_test),
 	{}
 };
 

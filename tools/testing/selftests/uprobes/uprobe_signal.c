@@ -39,7 +39,7 @@ static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *se
 			const char *fn, long n, bool handler_calls)
 {
 	struct ut_target *t;
-	long off, sum, nsig, hcalls, done;
+	long off, sum, nsig, hcalls, done, inxol;
 	char r[256];
 
 	UT_SYM(off, self->target, fn);
@@ -47,7 +47,8 @@ static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *se
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
 	UT_CMD(t, r, "sigloop %s %ld 200%s", fn, n, handler_calls ? " handler" : "");
-	ASSERT_EQ(4, sscanf(r, "ok %ld %ld %ld %ld", &sum, &nsig, &hcalls, &done))
+	ASSERT_EQ(5, sscanf(r, "ok %ld %ld %ld %ld %ld", &sum, &nsig, &hcalls,
+			    &done, &inxol))
 		TH_LOG("reply: %s", r);
 	/* The target stops after 60 s on a slow (debug) kernel. */
 	if (done < n)
@@ -55,6 +56,8 @@ static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *se
 	EXPECT_LE(2000, done) TH_LOG("too few calls to mean anything");
 	EXPECT_LT(0, nsig) TH_LOG("no timer signal arrived during the loop");
 	EXPECT_EQ(handler_calls ? nsig : 0, hcalls);
+	/* A handler never sees the thread inside the "[uprobes]" mapping. */
+	EXPECT_EQ(0, inxol) TH_LOG("signals whose context was an XOL slot");
 	/* ut_step(i, 1) and ut_push(i) both return i + 1 */
 	EXPECT_EQ(done * (done + 1) / 2, sum) TH_LOG("sum of %s over the loop", fn);
 	EXPECT_EQ(done + hcalls, UT_HITS(0))
@@ -103,6 +106,40 @@ TEST_F(sig, fault_in_probed_instruction_reported_in_place)
 	EXPECT_EQ(1, UT_HITS(0));
 	UT_CMD(t, r, "call ut_step 3 4 5");
 	EXPECT_EQ(9, ut_okval(r)) TH_LOG("the program after the fault");
+}
+
+/*
+ * A probed division by zero: SIGFPE at the div's own address, in the
+ * context and in si_addr, once; the same instruction divides right
+ * afterwards.
+ */
+TEST_F(sig, divide_error_in_probed_instruction_reported_in_place)
+{
+	struct ut_target *t;
+	long off, res, nsig, rip, addr, code;
+	char r[256];
+	int i;
+
+	UT_SYM(off, self->target, "ut_div_insn");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 0; i < 3; i++) {
+		UT_CMD(t, r, "fpe 10 0");
+		ASSERT_EQ(5, sscanf(r, "ok %ld %ld %lx %lx %ld", &res, &nsig,
+				    &rip, &addr, &code))
+			TH_LOG("reply: %s", r);
+		EXPECT_EQ(1, nsig) TH_LOG("SIGFPEs delivered");
+		EXPECT_EQ(0, rip) TH_LOG("the signal's RIP is ut_div_insn+0x%lx", rip);
+		EXPECT_EQ(0, addr) TH_LOG("si_addr is ut_div_insn+0x%lx", addr);
+		EXPECT_EQ(FPE_INTDIV, code);
+		EXPECT_EQ(-1, res);
+		UT_CMD(t, r, "fpe 100 7");
+		ASSERT_EQ(2, sscanf(r, "ok %ld %ld", &res, &nsig));
+		EXPECT_EQ(14, res) TH_LOG("100 / 7 under the probe");
+		EXPECT_EQ(0, nsig);
+	}
+	EXPECT_EQ(6, UT_HITS(0));
 }
 
 /* The same fault, repeated: one signal and one hit each time. */

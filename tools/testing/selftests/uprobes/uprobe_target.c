@@ -144,6 +144,20 @@ asm("	.text\n"
 "ut_load_end:\n"
 "	ret\n"
 "	.size ut_load, .-ut_load\n"
+/* a / b, unsigned; probed on the div, which raises #DE when b is 0 */
+"	.p2align 4\n"
+"	.globl ut_div\n"
+"	.type ut_div, @function\n"
+"ut_div:\n"
+"	mov %rdi, %rax\n"
+"	xor %edx, %edx\n"
+"	.globl ut_div_insn\n"
+"ut_div_insn:\n"
+"	div %rsi\n"
+"	.globl ut_div_end\n"
+"ut_div_end:\n"
+"	ret\n"
+"	.size ut_div, .-ut_div\n"
 /* The stack canary, loaded %fs-relative. a, when the load was right. */
 "	.p2align 4\n"
 "	.globl ut_fscheck\n"
@@ -423,6 +437,7 @@ long ut_callrel(long a);
 long ut_jmp(long a);
 long ut_jcc(long a);
 long ut_load(long p);
+long ut_div(long a, long b);
 long ut_fscheck(long a);
 long ut_store(long a);
 long ut_index(long a);
@@ -433,6 +448,7 @@ long ut_int3(long a);
 long ut_syscall(void);
 long ut_far(long a);
 extern char ut_load_end[], ut_int3_after[];
+extern char ut_div_insn[], ut_div_end[];
 
 #define NOINLINE __attribute__((noinline, noclone, used))
 
@@ -636,6 +652,7 @@ static struct fn fns[] = {
 	{ "ut_sdt", ut_sdt }, { "ut_regs", ut_regs },
 	{ "ut_regcheck", ut_regcheck }, { "ut_errval", ut_errval },
 	{ "ut_sandbox", ut_sandbox }, { "ut_sys", ut_sys },
+	{ "ut_div", ut_div },
 	{ NULL, NULL },
 };
 
@@ -734,10 +751,33 @@ static void *crowd_run(void *arg)
 static volatile long nsig, handler_calls;
 static ut_fn sig_fn;
 static volatile long sig_rip, sig_addr, sig_code;
+/* The "[uprobes]" mapping, and the signals whose context was inside it. */
+static unsigned long xol_lo, xol_hi;
+static volatile long sig_in_xol;
 
-static void count_handler(int sig)
+static void find_xol_area(void)
 {
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	xol_lo = 0;
+	xol_hi = 0;
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, "[uprobes]"))
+			sscanf(line, "%lx-%lx", &xol_lo, &xol_hi);
+	if (f)
+		fclose(f);
+}
+
+static void count_handler(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	unsigned long ip = uc->uc_mcontext.gregs[REG_RIP];
+
 	(void)sig;
+	(void)si;
+	if (ip >= xol_lo && ip < xol_hi)
+		sig_in_xol++;
 	nsig++;
 	if (sig_fn) {
 		sig_fn(1, 1, 0);
@@ -754,8 +794,9 @@ static void where_handler(int sig, siginfo_t *si, void *ucv)
 	sig_addr = (long)si->si_addr;
 	sig_code = si->si_code;
 	nsig++;
-	if (sig == SIGSEGV || sig == SIGBUS) {
-		uc->uc_mcontext.gregs[REG_RIP] = (long)ut_load_end;
+	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE) {
+		uc->uc_mcontext.gregs[REG_RIP] =
+			(long)(sig == SIGFPE ? ut_div_end : ut_load_end);
 		uc->uc_mcontext.gregs[REG_RAX] = -1;
 	}
 }
@@ -1273,7 +1314,8 @@ static void run(char *line)
 		 * sigloop FN N USEC [handler]: call FN(i, 1) N times while an
 		 * interval timer sends SIGALRM every USEC us; with "handler"
 		 * the handler calls FN too.  Replies the sum of results, the
-		 * signals seen, the handler's calls and the calls made.
+		 * signals seen, the handler's calls, the calls made and the
+		 * signals whose context was in the "[uprobes]" mapping.
 		 *
 		 * On a slow kernel (KASAN under TCG) a hit can outlast USEC,
 		 * and a handler that hits the probe again would then starve
@@ -1283,7 +1325,8 @@ static void run(char *line)
 		 */
 		long i, n = parse(argv[2]), usec = parse(argv[3]), sum = 0;
 		struct itimerval it, off = { 0 };
-		struct sigaction sa = { .sa_handler = count_handler };
+		struct sigaction sa = { .sa_sigaction = count_handler,
+					.sa_flags = SA_SIGINFO };
 		struct timespec t0, t1;
 		long calib = n < 64 ? n : 64, per_call;
 
@@ -1299,6 +1342,8 @@ static void run(char *line)
 		for (i = 0; i < calib; i++)
 			sum += fn(i, 1, 0);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
+		find_xol_area();
+		sig_in_xol = 0;
 		per_call = ((t1.tv_sec - t0.tv_sec) * 1000000 +
 			    (t1.tv_nsec - t0.tv_nsec) / 1000) / (calib ? calib : 1);
 		if (usec < 10 * per_call)
@@ -1320,7 +1365,8 @@ static void run(char *line)
 		}
 		setitimer(ITIMER_REAL, &off, NULL);
 		signal(SIGALRM, SIG_IGN);
-		printf("ok %ld %ld %ld %ld\n", sum, nsig, handler_calls, i);
+		printf("ok %ld %ld %ld %ld %ld\n", sum, nsig, handler_calls, i,
+		       sig_in_xol);
 	} else if (!strcmp(argv[0], "failnth") && argc >= 4) {
 		/*
 		 * failnth FN NTH A: FN(A, 1) with the NTH-th allocation of
@@ -1395,6 +1441,21 @@ static void run(char *line)
 		signal(SIGBUS, SIG_DFL);
 		printf("ok %ld %ld 0x%lx 0x%lx\n", r, nsig,
 		       sig_rip - (long)ut_load, sig_addr);
+	} else if (!strcmp(argv[0], "fpe") && argc >= 3) {
+		/* fpe A B: ut_div(A, B) under a SIGFPE handler */
+		struct sigaction sa = { .sa_sigaction = where_handler,
+					.sa_flags = SA_SIGINFO };
+		long r;
+
+		sigaction(SIGFPE, &sa, NULL);
+		nsig = 0;
+		sig_rip = 0;
+		sig_addr = 0;
+		r = ut_div(parse(argv[1]), parse(argv[2]));
+		signal(SIGFPE, SIG_DFL);
+		printf("ok %ld %ld 0x%lx 0x%lx %ld\n", r, nsig,
+		       sig_rip - (long)ut_div_insn,
+		       sig_addr - (long)ut_div_insn, sig_code);
 	} else if (!strcmp(argv[0], "int3") && argc >= 2) {
 		/* int3 A: ut_int3(A) under a SIGTRAP handler */
 		struct sigaction sa = { .sa_sigaction = where_handler,
