@@ -386,6 +386,43 @@ TEST_F(basic, two_events_on_one_address_count_independently)
 }
 
 /*
+ * Two probed instructions run out of line (an add and a div), hit in turn
+ * by one thread: each hit runs its own instruction, whatever ran before,
+ * also after one probe went away and came back at the same address.
+ */
+TEST_F(basic, alternating_out_of_line_probes_compute_right)
+{
+	struct ut_target *t;
+	long off0, off1;
+	char r[256];
+	int i;
+
+	UT_SYM(off0, self->target, "ut_step");
+	UT_SYM(off1, self->target, "ut_div_insn");
+	UT_PROBE(0, 'p', self->target, off0, NULL, NULL);
+	UT_PROBE(1, 'p', self->target, off1, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 1; i <= 20; i++) {
+		UT_CMD(t, r, "call ut_step 1 %d 7", i);
+		EXPECT_EQ(i + 7, ut_okval(r)) TH_LOG("ut_step(%d, 7)", i);
+		UT_CMD(t, r, "call ut_div 1 %d 3", 100 * i);
+		EXPECT_EQ(100 * i / 3, ut_okval(r)) TH_LOG("ut_div(%d, 3)", 100 * i);
+	}
+	UT_ENABLE(0, false);
+	UT_CMD(t, r, "call ut_step 1 5 5");
+	EXPECT_EQ(10, ut_okval(r));
+	UT_ENABLE(0, true);
+	UT_CMD(t, r, "call ut_step 3 5 6");
+	EXPECT_EQ(11, ut_okval(r));
+	UT_CMD(t, r, "call ut_div 2 90 9");
+	EXPECT_EQ(10, ut_okval(r));
+	EXPECT_EQ(23, UT_HITS(0));
+	EXPECT_EQ(22, UT_HITS(1));
+}
+
+/*
  * The process sees the breakpoint in its own text only while the probe
  * is enabled; the bytes after it are never touched.
  */
