@@ -801,6 +801,19 @@ static void where_handler(int sig, siginfo_t *si, void *ucv)
 	}
 }
 
+/* Catch @sig with where_handler(), its records cleared. */
+static void where_catch(int sig)
+{
+	struct sigaction sa = { .sa_sigaction = where_handler,
+				.sa_flags = SA_SIGINFO };
+
+	sigaction(sig, &sa, NULL);
+	nsig = 0;
+	sig_rip = 0;
+	sig_addr = 0;
+	sig_code = 0;
+}
+
 /* The child forkpause left waiting, and its report pipe. */
 /* Syscall user dispatch: the selector, and the SIGSYS it raised. */
 static volatile char sud_selector;
@@ -1427,15 +1440,10 @@ static void run(char *line)
 		printf("ok %ld\n", sum);
 	} else if (!strcmp(argv[0], "fault") && argc >= 2) {
 		/* fault ADDR: ut_load(ADDR) under a SIGSEGV handler */
-		struct sigaction sa = { .sa_sigaction = where_handler,
-					.sa_flags = SA_SIGINFO };
 		long r;
 
-		sigaction(SIGSEGV, &sa, NULL);
-		sigaction(SIGBUS, &sa, NULL);
-		nsig = 0;
-		sig_rip = 0;
-		sig_addr = 0;
+		where_catch(SIGBUS);
+		where_catch(SIGSEGV);
 		r = ut_load(parse(argv[1]));
 		signal(SIGSEGV, SIG_DFL);
 		signal(SIGBUS, SIG_DFL);
@@ -1443,14 +1451,9 @@ static void run(char *line)
 		       sig_rip - (long)ut_load, sig_addr);
 	} else if (!strcmp(argv[0], "fpe") && argc >= 3) {
 		/* fpe A B: ut_div(A, B) under a SIGFPE handler */
-		struct sigaction sa = { .sa_sigaction = where_handler,
-					.sa_flags = SA_SIGINFO };
 		long r;
 
-		sigaction(SIGFPE, &sa, NULL);
-		nsig = 0;
-		sig_rip = 0;
-		sig_addr = 0;
+		where_catch(SIGFPE);
 		r = ut_div(parse(argv[1]), parse(argv[2]));
 		signal(SIGFPE, SIG_DFL);
 		printf("ok %ld %ld 0x%lx 0x%lx %ld\n", r, nsig,
@@ -1458,13 +1461,9 @@ static void run(char *line)
 		       sig_addr - (long)ut_div_insn, sig_code);
 	} else if (!strcmp(argv[0], "int3") && argc >= 2) {
 		/* int3 A: ut_int3(A) under a SIGTRAP handler */
-		struct sigaction sa = { .sa_sigaction = where_handler,
-					.sa_flags = SA_SIGINFO };
 		long r;
 
-		sigaction(SIGTRAP, &sa, NULL);
-		nsig = 0;
-		sig_rip = 0;
+		where_catch(SIGTRAP);
 		r = ut_int3(parse(argv[1]));
 		signal(SIGTRAP, SIG_DFL);
 		printf("ok %ld %ld 0x%lx %ld\n", r, nsig, sig_rip - (long)ut_int3,
