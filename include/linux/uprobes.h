@@ -215,7 +215,9 @@ unsigned int arch_uprobe_direct_code(struct arch_uprobe *aup,
 				     unsigned long vaddr, u8 *code);
 unsigned long arch_uprobe_direct_next(struct arch_uprobe *aup,
 				      unsigned long vaddr);
-void arch_uprobe_direct_start(struct pt_regs *regs);
+bool arch_uprobe_direct_start(struct arch_uprobe *aup, unsigned long vaddr,
+			      struct pt_regs *regs);
+void arch_uprobe_direct_leave(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_direct_trapped(void);
 const void *arch_uretprobe_syscall_trampoline(unsigned int *len);
 bool arch_uretprobe_may_use_syscall(struct pt_regs *regs);

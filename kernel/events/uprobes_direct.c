@@ -3,7 +3,8 @@
  * uprobes: running an instruction's copy out of line without a step.
  *
  * A probed instruction that is neither emulated nor needs repairs after
- * running elsewhere (no branch, no rip-relative operand, no flags image)
+ * running elsewhere that the copy cannot make itself (no branch, no flags
+ * image; a rip-relative operand's scratch register the copy reloads)
  * runs as a copy followed by a jump back to the instruction after the
  * original, in an XOL slot that the thread owns until it exits or execs.
  * The hit returns to user space at the slot and that is all: no second
@@ -11,8 +12,10 @@
  * only when the thread hits a different probe than the last time.
  *
  * The architecture says which plans qualify (arch_uprobe_direct_ok()),
- * writes the code (arch_uprobe_direct_code()) and where the jump back
- * lands (arch_uprobe_direct_next()).  Cases that must step as before:
+ * writes the code (arch_uprobe_direct_code()), prepares the registers at
+ * the hit and puts them back if the thread leaves the slot early
+ * (arch_uprobe_direct_start(), arch_uprobe_direct_leave()), and says
+ * where the jump back lands (arch_uprobe_direct_next()).  Cases that must step as before:
  * somebody else's single-step or branch-step (TF set at the hit), a
  * thread that cannot own a slot (XOL_OWNED_MAX reached, no memory).
  *
@@ -63,7 +66,14 @@ bool __weak arch_uprobe_direct_ok(struct arch_uprobe *aup,
 	return false;
 }
 
-void __weak arch_uprobe_direct_start(struct pt_regs *regs)
+bool __weak arch_uprobe_direct_start(struct arch_uprobe *aup,
+				     unsigned long vaddr, struct pt_regs *regs)
+{
+	return true;
+}
+
+void __weak arch_uprobe_direct_leave(struct arch_uprobe *aup,
+				     struct pt_regs *regs)
 {
 }
 
@@ -147,8 +157,9 @@ bool uprobe_direct_run(struct uprobe *uprobe, struct pt_regs *regs,
 	if (unlikely(!slot_holds(utask, aup, bp_vaddr)) &&
 	    !fill_own_slot(utask, aup, bp_vaddr))
 		return false;
+	if (!arch_uprobe_direct_start(aup, bp_vaddr, regs))
+		return false;
 	instruction_pointer_set(regs, utask->own_xol_vaddr);
-	arch_uprobe_direct_start(regs);
 	return true;
 }
 
@@ -169,6 +180,7 @@ bool uprobe_direct_signal(struct uprobe_task *utask)
 
 	if (!uprobe_direct_in_slot(utask, ip))
 		return false;
+	arch_uprobe_direct_leave(&utask->own_copy, regs);
 	if (ip != utask->own_xol_vaddr) {
 		/* The copy ran; the jump back did not yet. */
 		ip = arch_uprobe_direct_next(&utask->own_copy, utask->own_vaddr);

@@ -24,8 +24,9 @@
  *    delivered as if the instruction had faulted in place.
  *
  *  - arch_uprobe_direct_ok() / arch_uprobe_direct_code(): a plan whose
- *    only repair is ip runs, in 64-bit code and when nobody single-steps
- *    the thread, as its copy followed by a jump back, in a slot the
+ *    only repairs are ip and a rip-relative copy's scratch register runs,
+ *    in 64-bit code and when nobody single-steps the thread, as its copy,
+ *    a reload of the scratch register and a jump back, in a slot the
  *    thread owns (kernel/events/uprobes_direct.c): no step at all.
  *
  * Whether a trap ended the step is told by thread.trap_nr: pre_xol sets it
@@ -57,6 +58,7 @@
 #include <asm/debugreg.h>
 #include <asm/fsgsbase.h>
 #include <asm/insn.h>
+#include <asm/unaligned.h>
 
 #include "uprobes_insn.h"
 
@@ -397,16 +399,65 @@ static void uprobe_x86_mark_traps(struct arch_uprobe_task *at)
 	current->thread.trap_nr = UPROBE_X86_STEPPING;
 }
 
+/*
+ * Where a copy that runs without a step finds its scratch register's value
+ * again: just below the 128-byte red zone, which the program may be using
+ * (a leaf function's locals) while the area below it is anybody's (a
+ * signal frame would go there).
+ */
+#define UPROBE_X86_SCRATCH_SAVE		(-136)
+
 /**
  * arch_uprobe_direct_start() - the thread goes to run a copy without a step
- * @regs: its user registers, ip at the slot
+ * @aup: the probe, for which arch_uprobe_direct_ok() said yes
+ * @vaddr: its address
+ * @regs: the thread's user registers at the hit
  *
- * A fault of the copy must be told from a signal that merely arrived
- * while the thread was in its slot: see arch_uprobe_direct_trapped().
+ * A rip-relative copy addresses through its scratch register, loaded here
+ * with the original next-ip as for a step; the register's own value is
+ * stored where the copy's last instruction reloads it from (and kept for
+ * arch_uprobe_direct_leave()).  A fault of the copy must be told from a
+ * signal that merely arrived while the thread was in its slot: see
+ * arch_uprobe_direct_trapped().
+ *
+ * Return: true, or false to step instead (the stack cannot be written).
  */
-void arch_uprobe_direct_start(struct pt_regs *regs)
+bool arch_uprobe_direct_start(struct arch_uprobe *aup, unsigned long vaddr,
+			      struct pt_regs *regs)
 {
-	uprobe_x86_mark_traps(&current->utask->autask);
+	struct arch_uprobe_task *at = &current->utask->autask;
+	const struct uprobe_x86_op *op = &aup->op;
+
+	if (op->fix & UPROBE_FIX_SCRATCH) {
+		unsigned long *scratch = uprobe_x86_gpr(regs, op->scratch);
+		unsigned long __user *save;
+
+		save = (unsigned long __user *)(regs->sp + UPROBE_X86_SCRATCH_SAVE);
+		if (put_user(*scratch, save))
+			return false;
+		at->saved_scratch = *scratch;
+		*scratch = vaddr + op->len;
+	}
+	uprobe_x86_mark_traps(at);
+	return true;
+}
+
+/**
+ * arch_uprobe_direct_leave() - the thread leaves its slot before the end
+ * @aup: the probe whose copy the slot holds
+ * @regs: the thread's user registers, ip in the slot
+ *
+ * Undoes what arch_uprobe_direct_start() did to the registers, wherever
+ * in the slot the thread is: the copy does not write the scratch register,
+ * and once the copy's reload ran it holds the same value anyway.
+ */
+void arch_uprobe_direct_leave(struct arch_uprobe *aup, struct pt_regs *regs)
+{
+	const struct uprobe_x86_op *op = &aup->op;
+
+	if (op->fix & UPROBE_FIX_SCRATCH)
+		*uprobe_x86_gpr(regs, op->scratch) =
+			current->utask->autask.saved_scratch;
 }
 
 /**
@@ -430,17 +481,15 @@ bool arch_uprobe_direct_trapped(void)
  * @aup: the probe
  * @regs: user registers at the hit
  *
- * Only when nothing but ip needs repairing after the copy ran (the jump
- * back sets it), in 64-bit code, and nobody single-steps the thread.
+ * Only when the copy can repair everything itself, ip by the jump back and
+ * a scratch register by reloading it (the plan's @direct), in 64-bit code,
+ * and nobody single-steps the thread.
  *
  * Return: true when kernel/events/uprobes_direct.c may run it.
  */
 bool arch_uprobe_direct_ok(struct arch_uprobe *aup, struct pt_regs *regs)
 {
-	const struct uprobe_x86_op *op = &aup->op;
-
-	return op->fix == UPROBE_FIX_IP && op->is64 &&
-	       uprobe_x86_has_xol_form(op) && user_64bit_mode(regs) &&
+	return aup->op.direct && user_64bit_mode(regs) &&
 	       !(regs->flags & X86_EFLAGS_TF);
 }
 
@@ -450,8 +499,10 @@ bool arch_uprobe_direct_ok(struct arch_uprobe *aup, struct pt_regs *regs)
  * @vaddr: its address
  * @code: UPROBE_XOL_SLOT_BYTES to fill
  *
- * "jmp *0(%rip)" and the absolute address after it: the slot is too far
- * from most code for a rel32.
+ * A copy with a scratch register then reloads it, "mov -136(%rsp), %reg"
+ * (see arch_uprobe_direct_start()): flags untouched.  Then "jmp *0(%rip)"
+ * and the absolute address after it: the slot is too far from most code
+ * for a rel32.
  *
  * Return: the length written.
  */
@@ -459,12 +510,22 @@ unsigned int arch_uprobe_direct_code(struct arch_uprobe *aup,
 				     unsigned long vaddr, u8 *code)
 {
 	static const u8 jmp_abs[] = { 0xff, 0x25, 0, 0, 0, 0 };
-	u64 next = vaddr + aup->op.len;
-	unsigned int len = aup->op.xol_len;
+	/* REX.W 8b, ModRM mod=10 rm=100 (SIB), SIB base=rsp, disp32 */
+	u8 reload[] = { 0x48, 0x8b, 0x84, 0x24, 0, 0, 0, 0 };
+	const struct uprobe_x86_op *op = &aup->op;
+	u64 next = vaddr + op->len;
+	unsigned int len = op->xol_len;
 
-	BUILD_BUG_ON(MAX_UINSN_BYTES + sizeof(jmp_abs) + sizeof(next) >
-		     UPROBE_XOL_SLOT_BYTES);
+	BUILD_BUG_ON(MAX_UINSN_BYTES + sizeof(reload) + sizeof(jmp_abs) +
+		     sizeof(next) > UPROBE_XOL_SLOT_BYTES);
 	memcpy(code, aup->ixol, len);
+	if (op->fix & UPROBE_FIX_SCRATCH) {
+		/* The scratch is one of rax..rdi: no REX.R needed. */
+		reload[2] |= (op->scratch & 7) << 3;
+		put_unaligned_le32(UPROBE_X86_SCRATCH_SAVE, reload + 4);
+		memcpy(code + len, reload, sizeof(reload));
+		len += sizeof(reload);
+	}
 	memcpy(code + len, jmp_abs, sizeof(jmp_abs));
 	len += sizeof(jmp_abs);
 	memcpy(code + len, &next, sizeof(next));

@@ -187,6 +187,36 @@ static int fix_rip_relative(struct uprobe_x86_ctx *c)
 	return 0;
 }
 
+/*
+ * Might the copy move the stack pointer?  A copy that runs without a step
+ * and has a scratch register reloads it from below the stack pointer
+ * (arch/x86/kernel/uprobes.c), which must therefore stay where it was.
+ * Generous, as scratch_forbidden(): any rsp in ModRM.reg or VEX.vvvv,
+ * register or opcode extension, and push and pop of a memory operand.
+ */
+static bool copy_may_move_sp(struct uprobe_x86_ctx *c)
+{
+	if (scratch_forbidden(c) & BIT(UPROBE_X86_SP))
+		return true;
+	if (insn_is_avx(&c->insn) || c->insn.opcode.bytes[0] == 0x0f)
+		return false;
+	return (c->opc == 0xff && (c->reg & 7) == 6) ||	/* push r/m */
+	       (c->opc == 0x8f && (c->reg & 7) == 0);	/* pop r/m */
+}
+
+/* Can the out-of-line form run as a copy and a jump back (see @direct)? */
+static bool direct_form(struct uprobe_x86_ctx *c)
+{
+	const struct uprobe_x86_op *op = c->op;
+
+	if (!op->is64 || !op->xol_len)
+		return false;
+	if (op->fix == UPROBE_FIX_IP)
+		return true;
+	return op->fix == (UPROBE_FIX_IP | UPROBE_FIX_SCRATCH) &&
+	       !copy_may_move_sp(c);
+}
+
 /* Run out of line, fixing ip afterwards unless @fix says otherwise. */
 static int xol(struct uprobe_x86_ctx *c, u8 fix)
 {
@@ -748,8 +778,10 @@ int uprobe_x86_analyze(const u8 *bytes, bool is64, struct uprobe_x86_op *op,
 		/* Keep only the length, for the message that names the bytes. */
 		memset(op, 0, sizeof(*op));
 		op->len = len;
+		return err;
 	}
-	return err;
+	op->direct = direct_form(&c);
+	return 0;
 }
 
 /**

@@ -869,7 +869,12 @@ static void uk_direct_test(struct kunit *test)
 		{ { 0x48, 0xf7, 0xf6 }, true, true },		/* div %rsi */
 		{ { 0x55 }, true, true },			/* push %rbp: failed emulation */
 		{ { 0x01, 0xf7 }, false, false },		/* compat: stepped */
-		{ { 0x48, 0x03, 0x05, 1, 2, 3, 4 }, true, false },	/* rip-relative */
+		/* rip-relative: the copy reloads its scratch register */
+		{ { 0x48, 0x03, 0x05, 1, 2, 3, 4 }, true, true },	/* add x(%rip),%rax */
+		{ { 0x83, 0x3d, 1, 2, 3, 4, 0 }, true, true },	/* cmpl $0,x(%rip) */
+		/* ... unless the copy may move the stack pointer */
+		{ { 0x48, 0x03, 0x25, 1, 2, 3, 4 }, true, false },	/* add x(%rip),%rsp */
+		{ { 0xff, 0x35, 1, 2, 3, 4 }, true, false },	/* push x(%rip) */
 		{ { 0xff, 0xd0 }, true, false },		/* call *%rax */
 		{ { 0x9c }, true, false },			/* pushf */
 		{ { 0xf3, 0xa4 }, true, false },		/* rep movsb */
@@ -901,9 +906,25 @@ static void uk_direct_test(struct kunit *test)
 
 		n = aup.op.len;
 		len = arch_uprobe_direct_code(&aup, vaddr, code);
-		KUNIT_ASSERT_EQ_MSG(test, len, n + 14, "row %u", i);
-		KUNIT_EXPECT_EQ_MSG(test, memcmp(code, rows[i].bytes, n), 0,
+		KUNIT_EXPECT_EQ_MSG(test, memcmp(code, aup.ixol, n), 0,
 				    "row %u", i);
+		if (aup.op.fix & UPROBE_FIX_SCRATCH) {
+			/* mov -136(%rsp),%scratch */
+			const u8 reload[] = {
+				0x48, 0x8b, 0x84 | aup.op.scratch << 3, 0x24,
+				0x78, 0xff, 0xff, 0xff,
+			};
+
+			KUNIT_EXPECT_EQ_MSG(test, memcmp(code + n, reload,
+							 sizeof(reload)), 0,
+					    "row %u", i);
+			len -= sizeof(reload);
+			memmove(code + n, code + n + sizeof(reload), len - n);
+		} else {
+			KUNIT_EXPECT_EQ_MSG(test, memcmp(code, rows[i].bytes, n),
+					    0, "row %u", i);
+		}
+		KUNIT_ASSERT_EQ_MSG(test, len, n + 14, "row %u", i);
 		KUNIT_EXPECT_EQ(test, code[n], 0xff);
 		KUNIT_EXPECT_EQ(test, code[n + 1], 0x25);
 		KUNIT_EXPECT_EQ(test, get_unaligned((u32 *)(code + n + 2)), 0);

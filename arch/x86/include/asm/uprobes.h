@@ -83,7 +83,8 @@ enum uprobe_x86_emul {
  *	offset into the slot, to be moved back next to the original.
  * UPROBE_FIX_SCRATCH: a rip-relative operand was rewritten to address
  *	through a scratch register, loaded with the original next-ip for
- *	the step and restored afterwards.
+ *	the step and restored afterwards (when the copy runs without a
+ *	step, by the copy's own last instruction).
  * UPROBE_FIX_CALL: an indirect call: the return address it pushed names
  *	the slot and is replaced with the original next-ip.
  * UPROBE_FIX_CALL_REL: the out-of-line form of "call rel32" (a call to
@@ -124,6 +125,10 @@ enum uprobe_x86_emul {
  * @seg: memory mov: %UPROBE_X86_SEG_NONE, %UPROBE_X86_SEG_FS or
  *	%UPROBE_X86_SEG_GS
  * @store: memory mov: writes @reg to memory (else loads it)
+ * @direct: the out-of-line form may run in the thread's own slot followed
+ *	by a jump back, without a step (64-bit code whose only repairs are
+ *	ip and the scratch register, and which leaves the stack pointer
+ *	alone): see arch_uprobe_direct_ok()
  * @imm: branch displacement, lea or memory mov displacement, stack
  *	adjustment, the imm16 of "ret imm16" or the immediate of mov $imm
  */
@@ -144,6 +149,7 @@ struct uprobe_x86_op {
 	u8	scale;
 	u8	seg;
 	u8	store;
+	u8	direct;
 	s32	imm;
 };
 

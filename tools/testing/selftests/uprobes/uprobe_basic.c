@@ -306,6 +306,29 @@ TEST_F(basic, rip_relative_load_reads_right_data)
 }
 
 /*
+ * A rip-relative add that is not emulated: its copy addresses through a
+ * borrowed register that holds a live value, next to live data in the
+ * red zone.  Both survive every hit, and the add reads its own data.
+ */
+TEST_F(basic, rip_relative_add_keeps_registers_and_red_zone)
+{
+	struct ut_target *t;
+	char r[256];
+	long off;
+
+	UT_SYM(off, self->target, "ut_ripadd_add");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_ripadd 300 40 2");
+	EXPECT_EQ(42, ut_okval(r)) TH_LOG("ut_ripadd(40, 2): %s", r);
+	EXPECT_EQ(300, UT_HITS(0));
+	UT_CMD(t, r, "call ut_ripadd 1 -5 0x7000000000000000");
+	EXPECT_EQ(0x7000000000000000 - 5, ut_okval(r)) TH_LOG("%s", r);
+	EXPECT_EQ(301, UT_HITS(0));
+}
+
+/*
  * Probes on instructions the kernel may emulate rather than step: one-
  * and multi-byte nop, push, call rel32, jmp rel8, a taken and an untaken
  * je, loads and stores between a register and memory (%fs-relative,

@@ -35,14 +35,15 @@ FIXTURE_TEARDOWN(sig)
  * A loop over a probed function with an interval timer firing: the sum
  * of results, the number of hits and the signals seen all add up.
  */
-static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self,
-			const char *fn, long n, bool handler_calls)
+static void run_sigloop_at(struct __test_metadata *_metadata,
+			   FIXTURE_DATA(sig) *self, const char *fn,
+			   const char *sym, long n, bool handler_calls)
 {
 	struct ut_target *t;
 	long off, sum, nsig, hcalls, done, inxol;
 	char r[256];
 
-	UT_SYM(off, self->target, fn);
+	UT_SYM(off, self->target, sym);
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
@@ -58,10 +59,16 @@ static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *se
 	EXPECT_EQ(handler_calls ? nsig : 0, hcalls);
 	/* A handler never sees the thread inside the "[uprobes]" mapping. */
 	EXPECT_EQ(0, inxol) TH_LOG("signals whose context was an XOL slot");
-	/* ut_step(i, 1) and ut_push(i) both return i + 1 */
+	/* ut_step(i, 1), ut_push(i) and ut_ripadd(i, 1) all return i + 1 */
 	EXPECT_EQ(done * (done + 1) / 2, sum) TH_LOG("sum of %s over the loop", fn);
 	EXPECT_EQ(done + hcalls, UT_HITS(0))
 		TH_LOG("%ld calls in the loop, %ld in the handler", done, hcalls);
+}
+
+static void run_sigloop(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self,
+			const char *fn, long n, bool handler_calls)
+{
+	run_sigloop_at(_metadata, self, fn, fn, n, handler_calls);
 }
 
 /* Signals arriving while an out-of-line step is in progress. */
@@ -74,6 +81,17 @@ TEST_F_TIMEOUT(sig, signals_during_stepped_probe_all_delivered, 120)
 TEST_F_TIMEOUT(sig, signals_during_emulated_probe_all_delivered, 120)
 {
 	run_sigloop(_metadata, self, "ut_push", 20000, false);
+}
+
+/*
+ * Signals arriving around a rip-relative instruction run out of line: the
+ * register its copy borrows and the red zone are the program's again in
+ * every handler and after it (ut_ripadd checks both).
+ */
+TEST_F_TIMEOUT(sig, signals_during_rip_relative_probe_all_delivered, 120)
+{
+	run_sigloop_at(_metadata, self, "ut_ripadd", "ut_ripadd_add", 20000,
+		       true);
 }
 
 /* The signal handler itself runs the probed function: every call counts. */

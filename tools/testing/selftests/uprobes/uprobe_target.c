@@ -95,6 +95,28 @@ asm("	.text\n"
 "	add %rdi, %rax\n"
 "	ret\n"
 "	.size ut_riprel, .-ut_riprel\n"
+/*
+ * A rip-relative add, not emulated, probed at ut_ripadd_add: its copy
+ * borrows %rax, which holds b meanwhile, and a is kept in the last word
+ * of the red zone.  a + b, or -1 when the red zone lost a.
+ */
+"	.p2align 4\n"
+"	.globl ut_ripadd\n"
+"	.type ut_ripadd, @function\n"
+"ut_ripadd:\n"
+"	mov %rsi, %rax\n"
+"	mov %rdi, -0x80(%rsp)\n"
+"	.globl ut_ripadd_add\n"
+"ut_ripadd_add:\n"
+"	add ut_rodata(%rip), %rdi\n"
+"	sub ut_rodata(%rip), %rdi\n"
+"	cmp -0x80(%rsp), %rdi\n"
+"	jne 1f\n"
+"	add %rdi, %rax\n"
+"	ret\n"
+"1:	mov $-1, %rax\n"
+"	ret\n"
+"	.size ut_ripadd, .-ut_ripadd\n"
 /* call rel32. a + 1 */
 "	.p2align 4\n"
 "	.globl ut_callrel\n"
@@ -433,6 +455,7 @@ long ut_step(long a, long b);
 long ut_nop(long a);
 long ut_push(long a);
 long ut_riprel(long a);
+long ut_ripadd(long a, long b);
 long ut_callrel(long a);
 long ut_jmp(long a);
 long ut_jcc(long a);
@@ -638,7 +661,8 @@ struct fn {
 
 static struct fn fns[] = {
 	{ "ut_step", ut_step }, { "ut_nop", ut_nop }, { "ut_push", ut_push },
-	{ "ut_riprel", ut_riprel }, { "ut_callrel", ut_callrel },
+	{ "ut_riprel", ut_riprel }, { "ut_ripadd", ut_ripadd },
+	{ "ut_callrel", ut_callrel },
 	{ "ut_jmp", ut_jmp }, { "ut_jcc", ut_jcc }, { "ut_load", ut_load },
 	{ "ut_fscheck", ut_fscheck }, { "ut_store", ut_store },
 	{ "ut_index", ut_index }, { "ut_load32", ut_load32 },
