@@ -121,6 +121,18 @@ asm(
 "	.size f_riprel, .-f_riprel\n"
 "	.size s_riprel, .-s_riprel\n"
 
+/* A rip-relative operand that no kernel emulates: always run out of line. */
+"	.p2align 4\n"
+"	.globl f_ripadd, s_ripadd\n"
+"	.type f_ripadd, @function\n"
+"	.type s_ripadd, @function\n"
+"f_ripadd:\n"
+"s_ripadd:\n"
+"	add bench_var(%rip), %eax\n"
+"	ret\n"
+"	.size f_ripadd, .-f_ripadd\n"
+"	.size s_ripadd, .-s_ripadd\n"
+
 "	.p2align 4\n"
 "	.globl f_xor, s_xor\n"
 "	.type f_xor, @function\n"
@@ -170,7 +182,7 @@ asm(
 );
 
 #define SITES(X) X(nop) X(nopl) X(nop5) X(endbr64) X(push) X(movrbp) \
-		 X(subrsp) X(riprel) X(xor) X(call) X(ret) X(retprobe)
+		 X(subrsp) X(riprel) X(ripadd) X(xor) X(call) X(ret) X(retprobe)
 #define DECL(n) void f_##n(void);
 SITES(DECL)
 #define ENTRY(n) { #n, f_##n },
