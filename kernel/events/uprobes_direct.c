@@ -15,9 +15,11 @@
  * writes the code (arch_uprobe_direct_code()), prepares the registers at
  * the hit and puts them back if the thread leaves the slot early
  * (arch_uprobe_direct_start(), arch_uprobe_direct_leave()), and says
- * where the jump back lands (arch_uprobe_direct_next()).  Cases that must step as before:
- * somebody else's single-step or branch-step (TF set at the hit), a
- * thread that cannot own a slot (XOL_OWNED_MAX reached, no memory).
+ * where the jump back lands (arch_uprobe_direct_next()).  Cases that
+ * must step as before: somebody else's single-step or branch-step (TF set
+ * at the hit), a thread that cannot own a slot (XOL_OWNED_MAX reached, no
+ * memory), a start the architecture refuses (x86: a stack it cannot
+ * write the scratch register's value to).
  *
  * Nothing but the thread itself may see it in the slot, so the places
  * that show a thread's ip are corrected here:
