@@ -19,7 +19,7 @@
  *	the list under the mm's mmap_lock, which is enough (see
  *	uprobe_walk_batch()).  The hit path takes it for read only to
  *	honour UPROBE_HANDLER_REMOVE, which is rare.
- *  dup_mmap_sem (percpu rwsem, uprobes_install.c)
+ *  dup_mmap_sem (rwsem, uprobes_install.c)
  *	fork holds it for read from before it copies an mm until the copy is
  *	linked; an install or remove walk holds it for write, so that every
  *	mm is either seen by the walk or copied from one the walk finished.
@@ -157,6 +157,68 @@ struct uprobe *uprobe_tree_insert(struct rb_root *root, struct uprobe *new)
 			return u;
 		parent = *link;
 		link = c < 0 ? &(*link)->rb_left : &(*link)->rb_right;
+	}
+	rb_link_node(&new->rb_node, parent, link);
+	rb_insert_color(&new->rb_node, root);
+	return NULL;
+}
+
+static int uprobe_node_cmp(const struct uprobe *a, const struct rb_node *n)
+{
+	const struct uprobe *b = rb_entry(n, struct uprobe, rb_node);
+
+	return uprobe_key_cmp(a->inode, a->offset, b->inode, b->offset);
+}
+
+/**
+ * uprobe_tree_insert_near - uprobe_tree_insert() next to a known probe
+ * @root: a tree of probes
+ * @new: the probe
+ * @hint: a probe in @root (not erased) whose key is likely adjacent to
+ *	@new's, or NULL
+ *
+ * A batch of registrations comes in offset order, so each new probe's
+ * place is next to the previous one's: found from there in a step or two
+ * (amortised) rather than by a descent from the root, which for a file
+ * with thousands of probes was most of the cost of adding one.  Falls
+ * back to the descent when @new does not go right before or after @hint.
+ *
+ * Context: the tree's lock held for write.
+ * Return: NULL when @new was inserted, else the probe already there.
+ */
+struct uprobe *uprobe_tree_insert_near(struct rb_root *root,
+				       struct uprobe *new, struct uprobe *hint)
+{
+	struct rb_node *h, *nb, *parent, **link;
+	int c;
+
+	if (!hint)
+		return uprobe_tree_insert(root, new);
+	h = &hint->rb_node;
+	c = uprobe_node_cmp(new, h);
+	if (!c)
+		return hint;
+	nb = c > 0 ? rb_next(h) : rb_prev(h);
+	if (nb) {
+		int cn = uprobe_node_cmp(new, nb);
+
+		if (!cn)
+			return rb_entry(nb, struct uprobe, rb_node);
+		/* Not between @hint and its neighbour on that side. */
+		if ((cn > 0) == (c > 0))
+			return uprobe_tree_insert(root, new);
+	}
+	/*
+	 * @new goes between @h and @nb: as @h's child on that side if it has
+	 * none, else as @nb's child on the other side, which @nb, the
+	 * nearest node of @h's subtree on that side, cannot have.
+	 */
+	if (c > 0) {
+		parent = h->rb_right ? nb : h;
+		link = h->rb_right ? &nb->rb_left : &h->rb_right;
+	} else {
+		parent = h->rb_left ? nb : h;
+		link = h->rb_left ? &nb->rb_right : &h->rb_left;
 	}
 	rb_link_node(&new->rb_node, parent, link);
 	rb_insert_color(&new->rb_node, root);
@@ -350,16 +412,16 @@ static struct uprobe *uprobe_alloc(struct inode *inode, loff_t offset,
 
 /*
  * The registry's probe for (inode, offset), made if there is none, with a
- * reference for the caller (the tree holds its own).
+ * reference for the caller (the tree holds its own).  Made first and
+ * dropped if the key is there already: one descent of the tree (none from
+ * @hint, the caller's previous probe, in a batch) instead of a lookup
+ * and then an insert.
  */
 static struct uprobe *uprobe_get_or_create(struct inode *inode, loff_t offset,
-					   loff_t ref_ctr_offset)
+					   loff_t ref_ctr_offset,
+					   struct uprobe *hint)
 {
 	struct uprobe *uprobe, *new;
-
-	uprobe = uprobe_find(inode, offset);
-	if (uprobe)
-		goto check;
 
 	new = uprobe_alloc(inode, offset, ref_ctr_offset);
 	if (IS_ERR(new))
@@ -369,16 +431,18 @@ static struct uprobe *uprobe_get_or_create(struct inode *inode, loff_t offset,
 	refcount_set(&new->ref, 2);
 	ihold(inode);
 	write_lock(&uprobes_treelock);
-	uprobe = uprobe_tree_insert(&uprobes_tree, new);
+	/* A retired hint is out of the tree. */
+	if (hint && test_bit(UPROBE_F_DEAD, &hint->flags))
+		hint = NULL;
+	uprobe = uprobe_tree_insert_near(&uprobes_tree, new, hint);
 	if (uprobe)
 		get_uprobe(uprobe);
 	write_unlock(&uprobes_treelock);
 	if (!uprobe)
 		return new;
-	/* Lost a race: ours was never visible. */
+	/* The key was there: ours was never visible. */
 	iput(inode);
 	kfree(new);
-check:
 	if (uprobe->ref_ctr_offset != ref_ctr_offset) {
 		pr_warn("inode %lu offset %#llx: ref_ctr_offset %#llx differs from %#llx already registered\n",
 			inode->i_ino, (unsigned long long)offset,
@@ -425,12 +489,14 @@ static void uprobe_retire(struct uprobe *uprobe)
  * register_rwsem held for write and a reference for the caller.
  */
 static struct uprobe *uprobe_get_locked(struct inode *inode, loff_t offset,
-					loff_t ref_ctr_offset)
+					loff_t ref_ctr_offset,
+					struct uprobe *hint)
 {
 	struct uprobe *uprobe;
 
 	for (;;) {
-		uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset);
+		uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset,
+					      hint);
 		if (IS_ERR(uprobe))
 			return uprobe;
 		down_write(&uprobe->register_rwsem);
@@ -499,7 +565,7 @@ int uprobe_register_refctr(struct inode *inode, loff_t offset,
 	 * follow its new ->next into the list again: let such readers go.
 	 */
 	uprobe_unregister_sync();
-	uprobe = uprobe_get_locked(inode, offset, ref_ctr_offset);
+	uprobe = uprobe_get_locked(inode, offset, ref_ctr_offset, NULL);
 	if (IS_ERR(uprobe))
 		return PTR_ERR(uprobe);
 
@@ -664,7 +730,8 @@ int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
 		if (r->err)
 			continue;
 		uprobe = uprobe_get_locked(r->inode, r->offset,
-					   r->ref_ctr_offset);
+					   r->ref_ctr_offset,
+					   n ? items[n - 1].uprobe : NULL);
 		r->err = PTR_ERR_OR_ZERO(uprobe);
 		if (r->err)
 			continue;

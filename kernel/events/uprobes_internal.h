@@ -195,6 +195,8 @@ void put_uprobe(struct uprobe *uprobe);
 struct uprobe *uprobe_tree_search(struct rb_root *root, struct inode *inode,
 				  loff_t offset);
 struct uprobe *uprobe_tree_insert(struct rb_root *root, struct uprobe *new);
+struct uprobe *uprobe_tree_insert_near(struct rb_root *root,
+				       struct uprobe *new, struct uprobe *hint);
 struct rb_node *uprobe_tree_first(struct rb_root *root, struct inode *inode,
 				  loff_t start);
 bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end);

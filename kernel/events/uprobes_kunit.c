@@ -49,6 +49,55 @@ static void insert_refuses_duplicate_key(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, uprobe_tree_search(&root, inode_a, 0x101));
 }
 
+/* In order whatever the hint: the tree then looks as if built by descents. */
+static void insert_near_keeps_order_and_finds_duplicates(struct kunit *test)
+{
+	struct rb_root root = RB_ROOT;
+	struct uprobe *u[40], *prev = NULL, *dup;
+	struct rb_node *node;
+	unsigned int i, n = 0;
+	loff_t last = -1;
+
+	/* Ascending from the previous, then descending from the previous. */
+	for (i = 0; i < 20; i++) {
+		u[i] = fake_uprobe(test, inode_a, 0x1000 + 0x10 * i);
+		KUNIT_EXPECT_NULL(test, uprobe_tree_insert_near(&root, u[i], prev));
+		prev = u[i];
+	}
+	for (i = 20, prev = NULL; i < 30; i++) {
+		u[i] = fake_uprobe(test, inode_a, 0x1000 - 0x10 * (i - 19));
+		KUNIT_EXPECT_NULL(test, uprobe_tree_insert_near(&root, u[i], prev));
+		prev = u[i];
+	}
+	/* Hints far from the new key, and keys of other files. */
+	for (i = 30; i < 40; i++) {
+		u[i] = fake_uprobe(test, i & 1 ? inode_b : inode_a,
+				   0x1008 + 0x20 * (i - 30));
+		KUNIT_EXPECT_NULL(test, uprobe_tree_insert_near(&root, u[i],
+								u[(i * 7) % 30]));
+	}
+	/* A key already there is found next to the hint or by the descent. */
+	dup = fake_uprobe(test, inode_a, 0x1010);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[0]), u[1]);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[2]), u[1]);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[1]), u[1]);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[25]), u[1]);
+
+	for (node = rb_first(&root); node; node = rb_next(node)) {
+		struct uprobe *x = rb_entry(node, struct uprobe, rb_node);
+
+		if (x->inode != inode_a)
+			continue;
+		KUNIT_EXPECT_GT(test, x->offset, last);
+		last = x->offset;
+		n++;
+	}
+	KUNIT_EXPECT_EQ(test, n, 35U);
+	for (i = 0; i < 40; i++)
+		KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_search(&root, u[i]->inode,
+							     u[i]->offset), u[i]);
+}
+
 /* What uprobe_mmap() relies on: one file's probes in a range, in order. */
 static void range_walk_stays_in_file_and_range(struct kunit *test)
 {
@@ -372,6 +421,7 @@ static void table_dup_copies_what_is_kept(struct kunit *test)
 static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(key_order_is_inode_then_offset),
 	KUNIT_CASE(insert_refuses_duplicate_key),
+	KUNIT_CASE(insert_near_keeps_order_and_finds_duplicates),
 	KUNIT_CASE(range_walk_stays_in_file_and_range),
 	KUNIT_CASE(slots_are_taken_lowest_first_until_full),
 	KUNIT_CASE(plain_return_pops_only_its_frame),
