@@ -39,7 +39,6 @@
 #include <linux/mman.h>
 #include <linux/oom.h>
 #include <linux/pagemap.h>
-#include <linux/percpu-rwsem.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
@@ -49,8 +48,14 @@
 
 #include "uprobes_internal.h"
 
-/* See the lock list in uprobes.c. */
-DEFINE_STATIC_PERCPU_RWSEM(dup_mmap_sem);
+/*
+ * See the lock list in uprobes.c.  A plain rwsem: a percpu one makes each
+ * install or remove walk wait for an RCU grace period to take it for
+ * write (milliseconds, more than the walk of a batch of hundreds of
+ * probes), to spare fork one atomic next to the tasklist_lock it takes
+ * for write anyway.
+ */
+static DECLARE_RWSEM(dup_mmap_sem);
 static DEFINE_MUTEX(uprobes_analyze_mutex);
 
 /* A probe whose SDT semaphore is not mapped in the mm yet. */
@@ -666,7 +671,7 @@ static int walk_targets(struct uprobe *uprobe, struct uprobe_consumer *uc)
 	int ret = 0, err;
 
 	lockdep_assert_held_write(&uprobe->register_rwsem);
-	percpu_down_write(&dup_mmap_sem);
+	down_write(&dup_mmap_sem);
 	/*
 	 * A removal that gave up for want of this array would leave
 	 * breakpoints that no consumer owns (the undo of a failed install,
@@ -702,7 +707,7 @@ next:
 	}
 	kvfree(targets);
 out:
-	percpu_up_write(&dup_mmap_sem);
+	up_write(&dup_mmap_sem);
 	return ret;
 }
 
@@ -856,6 +861,76 @@ static int write_page_opcodes(struct vm_area_struct *vma,
 		drop_identical_copy(gvma, vaddr, page);
 	put_page(page);
 	return 0;
+}
+
+/* Pages between two probes' pages that one readahead still spans. */
+#define ANALYZE_RA_GAP		16
+/* At most this many pages per readahead. */
+#define ANALYZE_RA_MAX		256
+
+static void readahead_pages(struct file *file, pgoff_t first, pgoff_t last)
+{
+	struct address_space *mapping = file->f_mapping;
+	struct file_ra_state ra;
+
+	file_ra_state_init(&ra, mapping);
+	page_cache_sync_readahead(mapping, &ra, file, first, last - first + 1);
+}
+
+/*
+ * Analyse the probes of @items (sorted, all in @vma) that are not yet,
+ * after reading their pages into the page cache in runs, a request per
+ * run: analysed one at a time, each probe on a page not cached yet waited
+ * for its own read, one network round trip per page on 9p or NFS.
+ * Return: how many were analysed; a failure is left for uprobe_prepare().
+ */
+static unsigned int analyze_items(struct vm_area_struct *vma,
+				  struct uprobe_walk_item *items,
+				  unsigned int nr)
+{
+	struct file *file = vma->vm_file;
+	loff_t size = i_size_read(file_inode(file));
+	pgoff_t first = 0, last = 0, index = 0, end = 0;
+	unsigned int i, done = 0;
+	bool run = false;
+
+	if (file->f_mapping->a_ops->readahead && !shmem_mapping(file->f_mapping)) {
+		for (i = 0; i <= nr; i++) {
+			if (i < nr) {
+				struct uprobe *u = items[i].uprobe;
+
+				if (test_bit(UPROBE_F_ANALYZED, &u->flags) ||
+				    u->offset >= size)
+					continue;
+				index = u->offset >> PAGE_SHIFT;
+				/* The instruction may end on the next page. */
+				end = min_t(loff_t, u->offset + sizeof(u->arch.insn),
+					    size) - 1;
+				end >>= PAGE_SHIFT;
+				if (run && index <= last + ANALYZE_RA_GAP &&
+				    end - first < ANALYZE_RA_MAX) {
+					last = max(last, end);
+					continue;
+				}
+			}
+			if (run)
+				readahead_pages(file, first, last);
+			if (i < nr) {
+				first = index;
+				last = end;
+				run = true;
+			}
+		}
+	}
+	for (i = 0; i < nr; i++) {
+		struct uprobe *u = items[i].uprobe;
+
+		if (test_bit(UPROBE_F_ANALYZED, &u->flags))
+			continue;
+		uprobe_analyze(u, vma, offset_to_vaddr(vma, u->offset));
+		done++;
+	}
+	return done;
 }
 
 /*
@@ -1022,7 +1097,8 @@ static bool batch_by_page(void)
  * written or restored together.
  */
 static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
-			  struct uprobe_walk_item *items, unsigned int nr)
+			  struct uprobe_walk_item *items, unsigned int nr,
+			  unsigned int *to_analyze)
 {
 	VMA_ITERATOR(vmi, mm, 0);
 	bool install = items[0].uc;
@@ -1040,6 +1116,12 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 			continue;
 		end = vaddr_to_offset(vma, vma->vm_end);
 		i = first_item_from(items, nr, vaddr_to_offset(vma, vma->vm_start));
+		if (install && *to_analyze) {
+			for (j = i; j < nr && items[j].uprobe->offset < end; j++)
+				;
+			*to_analyze -= min(*to_analyze,
+					   analyze_items(vma, items + i, j - i));
+		}
 		if (!batch_by_page()) {
 			for (; i < nr && items[i].uprobe->offset < end; i++) {
 				it = &items[i];
@@ -1090,10 +1172,10 @@ void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 {
 	bool install = items[0].uc;
 	struct mm_struct **mms;
-	unsigned int nr_mms = 0, i;
+	unsigned int nr_mms = 0, i, to_analyze = 0;
 	loff_t last = items[nr - 1].uprobe->offset;
 
-	percpu_down_write(&dup_mmap_sem);
+	down_write(&dup_mmap_sem);
 	mms = collect_mms(inode, items[0].uprobe->offset >> PAGE_SHIFT,
 			  last >> PAGE_SHIFT, &nr_mms,
 			  install ? GFP_KERNEL : GFP_KERNEL | __GFP_NOFAIL);
@@ -1103,17 +1185,20 @@ void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 				items[i].err = PTR_ERR(mms);
 		goto out;
 	}
+	for (i = 0; install && i < nr; i++)
+		if (!test_bit(UPROBE_F_ANALYZED, &items[i].uprobe->flags))
+			to_analyze++;
 	for (i = 0; i < nr_mms; i++) {
 		mmap_write_lock(mms[i]);
 		if (!check_stable_address_space(mms[i]))
-			walk_batch_mm(mms[i], inode, items, nr);
+			walk_batch_mm(mms[i], inode, items, nr, &to_analyze);
 		mmap_write_unlock(mms[i]);
 		mmput(mms[i]);
 		cond_resched();
 	}
 	kvfree(mms);
 out:
-	percpu_up_write(&dup_mmap_sem);
+	up_write(&dup_mmap_sem);
 }
 
 /* ---- the hit path's helpers ---- */
@@ -1277,12 +1362,12 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 
 void uprobe_start_dup_mmap(void)
 {
-	percpu_down_read(&dup_mmap_sem);
+	down_read(&dup_mmap_sem);
 }
 
 void uprobe_end_dup_mmap(void)
 {
-	percpu_up_read(&dup_mmap_sem);
+	up_read(&dup_mmap_sem);
 }
 
 /* The VMA at @vaddr of @arg (the parent's mm) goes to the child. */
