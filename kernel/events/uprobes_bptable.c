@@ -54,10 +54,9 @@ static struct bp_array *bp_array_alloc(unsigned int bits)
 	a->mask = (1U << bits) - 1;
 	a->shift = BITS_PER_LONG - bits;
 	a->filled = 0;
-	for (i = 0; i < (1U << bits); i++) {
+	/* A slot's probe is read only where its address matched. */
+	for (i = 0; i < (1U << bits); i++)
 		a->slots[i].vaddr = BP_EMPTY;
-		a->slots[i].uprobe = NULL;
-	}
 	return a;
 }
 
@@ -127,6 +126,17 @@ static void bp_slot_kill(struct bp_slot *s)
 	WRITE_ONCE(s->vaddr, BP_DEAD);
 	/* Before the slot can be filled again: see bp_slot_fill(). */
 	smp_wmb();
+}
+
+/* Make every slot of @a empty again; it holds no live entry. */
+static void bp_array_clear(struct bp_array *a)
+{
+	unsigned int i;
+
+	for (i = 0; i < bp_nr_slots(a); i++)
+		if (a->slots[i].vaddr != BP_EMPTY)
+			WRITE_ONCE(a->slots[i].vaddr, BP_EMPTY);
+	a->filled = 0;
 }
 
 /* Copy @old's live slots into the empty @new; nobody reads @new yet. */
@@ -201,6 +211,16 @@ static int bp_table_reserve(struct uprobe_bp_table *t, unsigned int more)
 		old = rcu_dereference_protected(t->arr, lockdep_is_held(&t->lock));
 		if (bp_array_has_room(old, more))
 			break;
+		/*
+		 * Only tombstones (all the breakpoints were taken out, as
+		 * when a group of events is disabled): empty the array in
+		 * place rather than allocate another.  A reader then misses,
+		 * as it would anyway.
+		 */
+		if (old && !t->live && more * 4UL <= bp_nr_slots(old) * 3UL) {
+			bp_array_clear(old);
+			break;
+		}
 		bits = more == 1 ? bp_bits_for(t->live + 1) :
 				   bp_bits_to_fit(t->live + more);
 		if (new && new->bits >= bits) {
