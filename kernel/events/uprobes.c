@@ -204,8 +204,8 @@ struct uprobe *uprobe_tree_insert_near(struct rb_root *root,
 
 		if (!cn)
 			return rb_entry(nb, struct uprobe, rb_node);
-		/* Not between @hint and its neighbour on that side. */
-		if ((cn > 0) == (c > 0))
+		/* Past the neighbour too: not between it and @hint. */
+		if (cn * c > 0)
 			return uprobe_tree_insert(root, new);
 	}
 	/*

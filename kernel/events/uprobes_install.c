@@ -878,11 +878,12 @@ static void readahead_pages(struct file *file, pgoff_t first, pgoff_t last)
 }
 
 /*
- * Analyse the probes of @items (sorted, all in @vma) that are not yet,
- * after reading their pages into the page cache in runs, a request per
- * run: analysed one at a time, each probe on a page not cached yet waited
- * for its own read, one network round trip per page on 9p or NFS.
- * Return: how many were analysed; a failure is left for uprobe_prepare().
+ * Analyse the probes of @items (sorted, all in @vma) not analysed yet,
+ * reading their pages into the page cache first, one request per run of
+ * nearby pages: analysed one by one, each probe on a page not cached yet
+ * waited for a read of its own, a network round trip per page on 9p or
+ * NFS.  Return: how many were analysed, failures included (a failed read
+ * is tried again by uprobe_prepare()).
  */
 static unsigned int analyze_items(struct vm_area_struct *vma,
 				  struct uprobe_walk_item *items,

@@ -555,6 +555,46 @@ static void sum_str(char *buf, size_t len, const char *path, long off, int n)
 	snprintf(buf, len, "ok %ld", sum);
 }
 
+/* Drop the page cache's clean pages that no process maps. */
+static int drop_page_cache(void)
+{
+	int fd, ok;
+
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY);
+	if (fd < 0)
+		return -errno;
+	ok = write(fd, "3", 1) == 1;
+	close(fd);
+	return ok ? 0 : -EIO;
+}
+
+/* How many pages of @path's bytes [@off, @off + @len) are in the page cache. */
+static int pages_cached(const char *path, long off, long len)
+{
+	long pg = sysconf(_SC_PAGESIZE), first = off / pg * pg;
+	size_t n = (off + len - first + pg - 1) / pg, i;
+	unsigned char vec[16];
+	int fd, cached = 0;
+	void *m;
+
+	if (n > sizeof(vec))
+		return -1;
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return -1;
+	m = mmap(NULL, n * pg, PROT_READ, MAP_SHARED, fd, first);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	if (mincore(m, n * pg, vec))
+		cached = -1;
+	for (i = 0; cached >= 0 && i < n; i++)
+		cached += vec[i] & 1;
+	munmap(m, n * pg);
+	return cached;
+}
+
 FIXTURE(batch) {
 	struct ut_ctx c;
 	char target[PATH_MAX];
@@ -624,6 +664,49 @@ TEST_F_TIMEOUT(batch, group_enable_reaches_every_event_in_every_process, 300)
 		TH_LOG("no hits after the disable");
 	sum_str(r, sizeof(r), self->target, self->off, SLED_LEN);
 	EXPECT_STREQ(orig, r) TH_LOG("the file changed");
+}
+
+/*
+ * A group enabled on pages that are not in the page cache: the file is
+ * mapped executable here but never touched, so that dropping the cache
+ * drops the sled's pages.  Enabling reads them back to analyse the probes
+ * (ahead, in one request, on our kernel); every breakpoint is then in
+ * this process's copy and none in the file, and disabling restores it.
+ */
+TEST_F_TIMEOUT(batch, group_enable_reads_pages_not_in_the_page_cache, 300)
+{
+	long pg = sysconf(_SC_PAGESIZE), first = self->off / pg * pg;
+	size_t len = self->off + SLED_LEN - first;
+	unsigned char orig[SLED_LEN], now[SLED_LEN];
+	const unsigned char *sled;
+	int fd, i, bps = 0, same = 0;
+	char *m;
+
+	ut_file_bytes(self->target, self->off, orig, SLED_LEN);
+	ASSERT_EQ(0, sled_events(self->target, self->off, SLED_LEN, false));
+	self->nev = SLED_LEN;
+	fd = open(self->target, O_RDONLY);
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, first);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, m);
+	/* Read after each write(): the compiler cannot keep them. */
+	sled = (const unsigned char *)m + (self->off - first);
+	ASSERT_EQ(0, drop_page_cache());
+	TH_LOG("%d of the sled's pages still cached before the enable",
+	       pages_cached(self->target, self->off, SLED_LEN));
+
+	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "1"));
+	for (i = 0; i < SLED_LEN; i++)
+		bps += sled[i] == 0xcc;
+	EXPECT_EQ(SLED_LEN, bps) TH_LOG("breakpoints in this process's copy");
+	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "0"));
+	for (i = 0; i < SLED_LEN; i++)
+		same += sled[i] == orig[i];
+	EXPECT_EQ(SLED_LEN, same) TH_LOG("original bytes back after the disable");
+	munmap(m, len);
+	ut_file_bytes(self->target, self->off, now, SLED_LEN);
+	EXPECT_EQ(0, memcmp(now, orig, SLED_LEN)) TH_LOG("the file changed");
 }
 
 /*
