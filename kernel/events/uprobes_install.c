@@ -878,7 +878,8 @@ static void readahead_pages(struct file *file, pgoff_t first, pgoff_t last)
 }
 
 /*
- * Analyse the probes of @items (sorted, all in @vma) not analysed yet,
+ * Analyse the probes of @items (sorted, all in @vma, to install) not
+ * analysed yet,
  * reading their pages into the page cache first, one request per run of
  * nearby pages: analysed one by one, each probe on a page not cached yet
  * waited for a read of its own, a network round trip per page on 9p or
@@ -924,9 +925,15 @@ static unsigned int analyze_items(struct vm_area_struct *vma,
 		}
 	}
 	for (i = 0; i < nr; i++) {
-		struct uprobe *u = items[i].uprobe;
+		struct uprobe_walk_item *it = &items[i];
+		struct uprobe *u = it->uprobe;
 
 		if (test_bit(UPROBE_F_ANALYZED, &u->flags))
+			continue;
+		/* Analysed in an mm it goes into, as install_page() would. */
+		if (it->err || (it->uc->filter &&
+				!it->uc->filter(it->uc, UPROBE_FILTER_REGISTER,
+						vma->vm_mm)))
 			continue;
 		uprobe_analyze(u, vma, offset_to_vaddr(vma, u->offset));
 		done++;
