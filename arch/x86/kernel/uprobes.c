@@ -177,13 +177,37 @@ static unsigned long uprobe_x86_address(const struct uprobe_x86_op *op,
 
 #ifdef CONFIG_X86_64
 /*
+ * The linear address of @op's memory operand for an access of @size
+ * bytes, in @addr.  False when the instruction itself must make the
+ * access: a hardware breakpoint is armed (a watchpoint must see the
+ * access made from user mode), or alignment checking is on for a
+ * misaligned operand (#AC is raised in user mode only).
+ */
+static bool uprobe_x86_mem_addr(const struct uprobe_x86_op *op,
+				struct pt_regs *regs, unsigned long next,
+				unsigned int size, unsigned long *addr)
+{
+	unsigned long a;
+
+	if (this_cpu_read(cpu_dr7) & DR_GLOBAL_ENABLE_MASK)
+		return false;
+	a = uprobe_x86_address(op, regs, next);
+	if (op->seg == UPROBE_X86_SEG_FS)
+		a += x86_fsbase_read_task(current);
+	else if (op->seg == UPROBE_X86_SEG_GS)
+		a += x86_gsbase_read_task(current);
+	if ((regs->flags & X86_EFLAGS_AC) && (a & (size - 1)))
+		return false;
+	*addr = a;
+	return true;
+}
+
+/*
  * A load or store of a general register (UPROBE_EMUL_MOV_MEM), done with
  * one user access of the operand's size, as the instruction does it.
  * False, with nothing done, whenever the instruction itself must run: the
  * access would fault (the step then delivers the fault from the
- * instruction), a hardware breakpoint is armed (a watchpoint must see the
- * access made from user mode), or alignment checking is on for a
- * misaligned operand (#AC is raised in user mode only).
+ * instruction), or uprobe_x86_mem_addr() says so.
  */
 static bool uprobe_x86_mov_mem(const struct uprobe_x86_op *op,
 			       struct pt_regs *regs, unsigned long next)
@@ -191,16 +215,8 @@ static bool uprobe_x86_mov_mem(const struct uprobe_x86_op *op,
 	unsigned long *reg = uprobe_x86_gpr(regs, op->reg);
 	unsigned long addr;
 
-	if (this_cpu_read(cpu_dr7) & DR_GLOBAL_ENABLE_MASK)
+	if (!uprobe_x86_mem_addr(op, regs, next, op->size, &addr))
 		return false;
-	addr = uprobe_x86_address(op, regs, next);
-	if (op->seg == UPROBE_X86_SEG_FS)
-		addr += x86_fsbase_read_task(current);
-	else if (op->seg == UPROBE_X86_SEG_GS)
-		addr += x86_gsbase_read_task(current);
-	if ((regs->flags & X86_EFLAGS_AC) && (addr & (op->size - 1)))
-		return false;
-
 	if (op->size == 8) {
 		u64 __user *p = (u64 __user *)addr;
 		u64 v;
@@ -223,9 +239,43 @@ static bool uprobe_x86_mov_mem(const struct uprobe_x86_op *op,
 	}
 	return true;
 }
+
+/*
+ * The target of an indirect jmp or call (UPROBE_EMUL_JMP_IND/CALL_IND),
+ * from its register or loaded as a memory mov loads it.  False when the
+ * instruction must run: the load would fault, or the target is not
+ * canonical, which the branch itself reports (#GP at the branch).
+ */
+static bool uprobe_x86_branch_target(const struct uprobe_x86_op *op,
+				     struct pt_regs *regs, unsigned long next,
+				     unsigned long *target)
+{
+	unsigned long addr;
+	u64 v;
+
+	if (!op->mem) {
+		v = *uprobe_x86_gpr(regs, op->src);
+	} else {
+		if (!uprobe_x86_mem_addr(op, regs, next, 8, &addr))
+			return false;
+		if (get_user(v, (u64 __user *)addr))
+			return false;
+	}
+	if (!__is_canonical_address(v, __VIRTUAL_MASK_SHIFT + 1))
+		return false;
+	*target = v;
+	return true;
+}
 #else
 static bool uprobe_x86_mov_mem(const struct uprobe_x86_op *op,
 			       struct pt_regs *regs, unsigned long next)
+{
+	return false;	/* never planned for 32-bit code */
+}
+
+static bool uprobe_x86_branch_target(const struct uprobe_x86_op *op,
+				     struct pt_regs *regs, unsigned long next,
+				     unsigned long *target)
 {
 	return false;	/* never planned for 32-bit code */
 }
@@ -307,6 +357,19 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 	case UPROBE_EMUL_MOV_MEM:
 		if (!uprobe_x86_mov_mem(op, regs, next))
 			return false;
+		break;
+	case UPROBE_EMUL_JMP_IND:
+		if (!uprobe_x86_branch_target(op, regs, next, &new_ip))
+			return false;
+		break;
+	case UPROBE_EMUL_CALL_IND:
+		/* The target first: call *(%rsp) reads the old top. */
+		if (!uprobe_x86_branch_target(op, regs, next, &val))
+			return false;
+		if (put_user((u64)next, (u64 __user *)(regs->sp - 8)))
+			return false;
+		regs->sp -= 8;
+		new_ip = val;
 		break;
 	default:
 		return false;

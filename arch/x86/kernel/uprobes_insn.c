@@ -449,19 +449,45 @@ static int classify_string(struct uprobe_x86_ctx *c)
 	return xol(c, UPROBE_FIX_IP | UPROBE_FIX_INT3_STOP);
 }
 
+/*
+ * call and jmp through a register or memory (ff /2, ff /4): PLT stubs,
+ * function pointers, switch tables.  Emulated in 64-bit code, where
+ * their operand is always 64 bits; the target is read from memory as a
+ * memory mov reads it, and the out-of-line form stays for a load or push
+ * that would fault.  Compat code and a 32-bit address (67) are stepped.
+ */
+static int classify_branch_ind(struct uprobe_x86_ctx *c, bool call)
+{
+	struct insn *insn = &c->insn;
+	bool fs = has_prefix(insn, 0x64), gs = has_prefix(insn, 0x65);
+	struct uprobe_x86_op *op = c->op;
+	int err;
+
+	if (has_prefix(insn, 0x66))
+		return refuse(c, "operand-size prefix on a branch");
+	err = xol(c, call ? UPROBE_FIX_CALL : 0);
+	if (err || !c->is64 || has_prefix(insn, 0x67) || (fs && gs))
+		return err;
+	if (c->mod == 3) {
+		op->src = c->rm;
+	} else {
+		split_address(c);
+		op->seg = fs ? UPROBE_X86_SEG_FS : gs ? UPROBE_X86_SEG_GS :
+			  UPROBE_X86_SEG_NONE;
+		op->mem = 1;
+	}
+	return emulate(c, call ? UPROBE_EMUL_CALL_IND : UPROBE_EMUL_JMP_IND);
+}
+
 static int classify_group5(struct uprobe_x86_ctx *c)
 {
 	switch (X86_MODRM_REG(c->modrm)) {
 	case 0: case 1: case 6:		/* inc, dec, push */
 		return xol(c, UPROBE_FIX_IP);
 	case 2:				/* call near indirect */
-		if (has_prefix(&c->insn, 0x66))
-			return refuse(c, "operand-size prefix on a branch");
-		return xol(c, UPROBE_FIX_CALL);
+		return classify_branch_ind(c, true);
 	case 4:				/* jmp near indirect */
-		if (has_prefix(&c->insn, 0x66))
-			return refuse(c, "operand-size prefix on a branch");
-		return xol(c, 0);
+		return classify_branch_ind(c, false);
 	case 3: case 5:
 		return refuse(c, "far call or jump");
 	default:

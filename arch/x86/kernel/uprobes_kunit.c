@@ -175,8 +175,8 @@ static const struct uk_case uk_cases[] = {
 	RIP(64, 7, CX, "sete 0x0(%rip)", 0x0f, 0x94, 0x05, 0x00, 0x00, 0x00, 0x00),
 	EMU_RIP(64, MOV_MEM, 8, CX, "mov %fs:0x0(%rip),%rax",
 		0x64, 0x48, 0x8b, 0x05, 0x00, 0x00, 0x00, 0x00),
-	RIP(64, 6, AX, "call *0x0(%rip)", 0xff, 0x15, 0x00, 0x00, 0x00, 0x00),
-	RIP(64, 6, AX, "jmp *0x0(%rip)", 0xff, 0x25, 0x00, 0x00, 0x00, 0x00),
+	EMU_RIP(64, CALL_IND, 6, AX, "call *0x0(%rip)", 0xff, 0x15, 0x00, 0x00, 0x00, 0x00),
+	EMU_RIP(64, JMP_IND, 6, AX, "jmp *0x0(%rip)", 0xff, 0x25, 0x00, 0x00, 0x00, 0x00),
 	RIP(64, 6, AX, "push 0x0(%rip)", 0xff, 0x35, 0x00, 0x00, 0x00, 0x00),
 	RIP(64, 6, CX, "pop 0x0(%rip)", 0x8f, 0x05, 0x00, 0x00, 0x00, 0x00),
 	RIP(64, 6, CX, "divl 0x0(%rip)", 0xf7, 0x35, 0x00, 0x00, 0x00, 0x00),
@@ -250,11 +250,11 @@ static const struct uk_case uk_cases[] = {
 	XOL(64, 1, "movsb", 0xa4),
 	XOL(64, 2, "repz cmpsb", 0xf3, 0xa6),
 	XOL(64, 2, "repnz scasb", 0xf2, 0xae),
-	XOL(64, 2, "call *%rax", 0xff, 0xd0),
-	XOL(64, 2, "jmp *%rax", 0xff, 0xe0),
-	XOL(64, 3, "call *%r11", 0x41, 0xff, 0xd3),
-	XOL(64, 3, "notrack jmp *%rax", 0x3e, 0xff, 0xe0),
-	XOL(64, 3, "call *(%rsp)", 0xff, 0x14, 0x24),
+	EMU(64, CALL_IND, 2, "call *%rax", 0xff, 0xd0),
+	EMU(64, JMP_IND, 2, "jmp *%rax", 0xff, 0xe0),
+	EMU(64, CALL_IND, 3, "call *%r11", 0x41, 0xff, 0xd3),
+	EMU(64, JMP_IND, 3, "notrack jmp *%rax", 0x3e, 0xff, 0xe0),
+	EMU(64, CALL_IND, 3, "call *(%rsp)", 0xff, 0x14, 0x24),
 	XOL(64, 2, "cpuid", 0x0f, 0xa2),
 	XOL(64, 2, "rdtsc", 0x0f, 0x31),
 	XOL(64, 3, "rdtscp", 0x0f, 0x01, 0xf9),
@@ -821,6 +821,72 @@ static void uk_lea_test(struct kunit *test)
 }
 
 /*
+ * Indirect call and jmp: the register holding the target, or the memory
+ * operand taken apart as for a memory mov; stepped in compat code, with
+ * an address-size prefix, or with both fs and gs.
+ */
+static void uk_branch_ind_test(struct kunit *test)
+{
+	enum { NO = UPROBE_X86_NO_REG, RIP = UPROBE_X86_RIP,
+	       CALL = UPROBE_EMUL_CALL_IND, JMP = UPROBE_EMUL_JMP_IND };
+	static const struct {
+		u8 bytes[MAX_UINSN_BYTES];
+		u8 emul, mem, src, base, index, scale, seg, fix;
+		s32 imm;
+	} cases[] = {
+		/* call *%rax */
+		{ { 0xff, 0xd0 }, CALL, 0, 0, 0, NO, 0, 0, UPROBE_FIX_CALL, 0 },
+		/* jmp *%r11 */
+		{ { 0x41, 0xff, 0xe3 }, JMP, 0, 11, 0, NO, 0, 0, 0, 0 },
+		/* bnd jmp *%r11: the MPX prefix of old PLTs changes nothing */
+		{ { 0xf2, 0x41, 0xff, 0xe3 }, JMP, 0, 11, 0, NO, 0, 0, 0, 0 },
+		/* jmp *0x2fe2(%rip): a PLT entry */
+		{ { 0xff, 0x25, 0xe2, 0x2f, 0, 0 }, JMP, 1, 0, RIP, NO, 0, 0,
+		  UPROBE_FIX_SCRATCH, 0x2fe2 },
+		/* call *0x18(%rax) */
+		{ { 0xff, 0x50, 0x18 }, CALL, 1, 0, 0, NO, 0, 0, UPROBE_FIX_CALL, 0x18 },
+		/* notrack jmp *(%rdx,%rax,8): a switch table */
+		{ { 0x3e, 0xff, 0x24, 0xc2 }, JMP, 1, 0, 2, 0, 3, 0, 0, 0 },
+		/* call *(%rsp) */
+		{ { 0xff, 0x14, 0x24 }, CALL, 1, 0, 4, NO, 0, 0, UPROBE_FIX_CALL, 0 },
+		/* call *%fs:0x10 */
+		{ { 0x64, 0xff, 0x14, 0x25, 0x10, 0, 0, 0 }, CALL, 1, 0, NO, NO, 0,
+		  UPROBE_X86_SEG_FS, UPROBE_FIX_CALL, 0x10 },
+	};
+	static const u8 stepped[][MAX_UINSN_BYTES] = {
+		{ 0x67, 0xff, 0x10 },		/* call *(%eax) */
+		{ 0x64, 0x65, 0xff, 0x20 },	/* jmp *%fs:%gs:(%rax) */
+	};
+	struct uprobe_x86_op op;
+	u8 ixol[MAX_UINSN_BYTES];
+	int i;
+
+	for (i = 0; i < ARRAY_SIZE(cases); i++) {
+		uk_analyze(test, true, cases[i].bytes, &op, ixol);
+		KUNIT_ASSERT_EQ_MSG(test, op.emul, cases[i].emul, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.mem, cases[i].mem, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.fix, cases[i].fix, "case %d", i);
+		if (!cases[i].mem) {
+			KUNIT_EXPECT_EQ_MSG(test, op.src, cases[i].src, "case %d", i);
+			continue;
+		}
+		KUNIT_EXPECT_EQ_MSG(test, op.base, cases[i].base, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.index, cases[i].index, "case %d", i);
+		if (cases[i].index != NO)
+			KUNIT_EXPECT_EQ_MSG(test, op.scale, cases[i].scale, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.seg, cases[i].seg, "case %d", i);
+		KUNIT_EXPECT_EQ_MSG(test, op.imm, cases[i].imm, "case %d", i);
+	}
+	for (i = 0; i < ARRAY_SIZE(stepped); i++) {
+		uk_analyze(test, true, stepped[i], &op, ixol);
+		KUNIT_EXPECT_EQ_MSG(test, op.emul, UPROBE_EMUL_NONE, "stepped %d", i);
+	}
+	/* call *%rax in a compat task is stepped. */
+	uk_analyze(test, false, cases[0].bytes, &op, ixol);
+	KUNIT_EXPECT_EQ(test, op.emul, UPROBE_EMUL_NONE);
+}
+
+/*
  * The syscall return trampoline decodes as what the syscall handler
  * expects: three pushes (the frame it unwinds), the syscall number, the
  * syscall, and the fallback breakpoint right where the syscall leaves ip.
@@ -940,6 +1006,7 @@ static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE(uk_emul_operands_test),
 	KUNIT_CASE(uk_mov_mem_test),
 	KUNIT_CASE(uk_lea_test),
+	KUNIT_CASE(uk_branch_ind_test),
 	KUNIT_CASE(uk_fixups_test),
 	KUNIT_CASE(uk_cond_test),
 	KUNIT_CASE(uk_loop_test),

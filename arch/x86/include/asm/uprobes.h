@@ -49,6 +49,10 @@ typedef u8 uprobe_opcode_t;
  * @UPROBE_EMUL_MOV_MEM: a 32- or 64-bit load into, or store from, a general
  *	register (mov 8b/89 with a memory operand), in 64-bit code only
  * @UPROBE_EMUL_MOV_IMM: mov of an immediate to a 32- or 64-bit register
+ * @UPROBE_EMUL_JMP_IND: jmp through a register or memory (ff /4), in
+ *	64-bit code only
+ * @UPROBE_EMUL_CALL_IND: call through a register or memory (ff /2), in
+ *	64-bit code only
  */
 enum uprobe_x86_emul {
 	UPROBE_EMUL_NONE,
@@ -65,6 +69,8 @@ enum uprobe_x86_emul {
 	UPROBE_EMUL_LEA,
 	UPROBE_EMUL_MOV_MEM,
 	UPROBE_EMUL_MOV_IMM,
+	UPROBE_EMUL_JMP_IND,
+	UPROBE_EMUL_CALL_IND,
 };
 
 /* &uprobe_x86_op.base and .index when they are not a general register. */
@@ -113,23 +119,26 @@ enum uprobe_x86_emul {
  * @cc: condition code (jcc) or loop variant (loop)
  * @reg: register operand: pushed, popped, destination of mov/lea (0..15),
  *	or loaded or stored by a memory mov
- * @src: source register of mov
+ * @src: source register of mov, or the register holding an indirect
+ *	branch's target
  * @size: operand size in bytes (mov, lea, push, pop, add/sub)
  * @scratch: register standing in for rip in the out-of-line copy
  * @sub: add/sub to the stack pointer is a subtraction
  * @xol_len: length of the out-of-line copy in &arch_uprobe.ixol
- * @base: memory mov or lea: base register, %UPROBE_X86_RIP or
- *	%UPROBE_X86_NO_REG
- * @index: memory mov or lea: index register or %UPROBE_X86_NO_REG
- * @scale: memory mov or lea: the index is shifted left by this
- * @seg: memory mov: %UPROBE_X86_SEG_NONE, %UPROBE_X86_SEG_FS or
- *	%UPROBE_X86_SEG_GS
+ * @base: memory operand (mov, lea, indirect branch): base register,
+ *	%UPROBE_X86_RIP or %UPROBE_X86_NO_REG
+ * @index: memory operand: index register or %UPROBE_X86_NO_REG
+ * @scale: memory operand: the index is shifted left by this
+ * @seg: memory mov or indirect branch: %UPROBE_X86_SEG_NONE,
+ *	%UPROBE_X86_SEG_FS or %UPROBE_X86_SEG_GS
  * @store: memory mov: writes @reg to memory (else loads it)
+ * @mem: indirect branch: the target is loaded from the memory operand
+ *	(else it is in @src)
  * @direct: the out-of-line form may run in the thread's own slot followed
  *	by a jump back, without a step (64-bit code whose only repairs are
  *	ip and the scratch register, and which leaves the stack pointer
  *	alone): see arch_uprobe_direct_ok()
- * @imm: branch displacement, lea or memory mov displacement, stack
+ * @imm: branch displacement, memory operand displacement, stack
  *	adjustment, the imm16 of "ret imm16" or the immediate of mov $imm
  */
 struct uprobe_x86_op {
@@ -149,6 +158,7 @@ struct uprobe_x86_op {
 	u8	scale;
 	u8	seg;
 	u8	store;
+	u8	mem;
 	u8	direct;
 	s32	imm;
 };

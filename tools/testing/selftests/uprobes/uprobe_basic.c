@@ -336,7 +336,9 @@ TEST_F(basic, rip_relative_add_keeps_registers_and_red_zone)
  * load that must clear the register's upper half), mov of an immediate
  * (32-bit: zero-extended; to a 64-bit register: sign-extended) and lea
  * (base + index * scale, REX-extended registers, a 32-bit destination,
- * the stack pointer moved down and back up).
+ * the stack pointer moved down and back up), and indirect calls and jumps
+ * (through a register, rip-relative through memory, through the top of
+ * the stack).
  * Every function must compute what it computes unprobed.
  */
 TEST_F(basic, emulated_instructions_keep_their_effect)
@@ -364,6 +366,11 @@ TEST_F(basic, emulated_instructions_keep_their_effect)
 		{ "ut_learex", "ut_learex_lea", 0, 50, 48 },
 		{ "ut_learsp", "ut_learsp", 0, 8, 12 },
 		{ "ut_learsp", "ut_learsp_up", 0, 8, 12 },
+		{ "ut_callreg", "ut_callreg_call", 0, 60, 61 },
+		{ "ut_callmem", "ut_callmem", 0, 61, 62 },
+		{ "ut_callsp", "ut_callsp_call", 0, 62, 63 },
+		{ "ut_jmpreg", "ut_jmpreg_jmp", 0, 63, 64 },
+		{ "ut_jmpmem", "ut_jmpmem", 0, 64, 65 },
 	};
 	struct ut_target *t;
 	char r[256];
@@ -384,6 +391,36 @@ TEST_F(basic, emulated_instructions_keep_their_effect)
 			TH_LOG("probe at %s+%d", cases[i].sym, cases[i].delta);
 		UT_ENABLE(i, false);
 	}
+}
+
+/*
+ * Indirect jumps through a table and a call through a pointer the caller
+ * passes: every entry and pointer reaches its own function, and the
+ * probe sees every call.
+ */
+TEST_F(basic, indirect_branches_reach_each_target)
+{
+	struct ut_target *t;
+	long off, ptr;
+	char r[256];
+
+	UT_SYM(off, self->target, "ut_jmptab_jmp");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_SYM(off, self->target, "ut_callptr_call");
+	UT_PROBE(1, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "call ut_jmptab 10 7 0");
+	EXPECT_EQ(8, ut_okval(r)) TH_LOG("ut_jmptab(7, 0): %s", r);
+	UT_CMD(t, r, "call ut_jmptab 10 7 1");
+	EXPECT_EQ(-7, ut_okval(r)) TH_LOG("ut_jmptab(7, 1): %s", r);
+	EXPECT_EQ(20, UT_HITS(0));
+	UT_CMD(t, r, "addr ut_incptr");
+	ASSERT_EQ(1, sscanf(r, "ok %lx", &ptr)) TH_LOG("reply: %s", r);
+	UT_CMD(t, r, "call ut_callptr 10 0x%lx 41", ptr);
+	EXPECT_EQ(42, ut_okval(r)) TH_LOG("ut_callptr(&ut_incptr, 41): %s", r);
+	EXPECT_EQ(10, UT_HITS(1));
 }
 
 /* Two events on one address: each counts every hit on its own. */

@@ -127,6 +127,70 @@ TEST_F(sig, fault_in_probed_instruction_reported_in_place)
 }
 
 /*
+ * A probed indirect call through a bad pointer: SIGSEGV with the pointer
+ * as the fault address, at the call itself, once each time, and nothing
+ * pushed; the same call through a good pointer works afterwards.
+ */
+TEST_F(sig, fault_in_probed_indirect_call_reported_in_place)
+{
+	struct ut_target *t;
+	long off, res, nsig, rip, addr, ptr;
+	char r[256];
+	int i;
+
+	UT_SYM(off, self->target, "ut_callptr_call");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 1; i <= 3; i++) {
+		UT_CMD(t, r, "callfault 0x%x", i * 0x100);
+		ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %lx", &res, &nsig, &rip, &addr))
+			TH_LOG("reply: %s", r);
+		EXPECT_EQ(1, nsig) TH_LOG("SIGSEGVs delivered");
+		EXPECT_EQ(0, rip) TH_LOG("the signal's RIP is ut_callptr_call+0x%lx", rip);
+		EXPECT_EQ(i * 0x100, addr) TH_LOG("si_addr");
+		EXPECT_EQ(-1, res);
+	}
+	UT_CMD(t, r, "addr ut_incptr");
+	ASSERT_EQ(1, sscanf(r, "ok %lx", &ptr)) TH_LOG("reply: %s", r);
+	UT_CMD(t, r, "call ut_callptr 2 0x%lx 9", ptr);
+	EXPECT_EQ(10, ut_okval(r)) TH_LOG("the call after the faults: %s", r);
+	EXPECT_EQ(5, UT_HITS(0));
+}
+
+/*
+ * A probed jmp through a register to an unmapped address and to a
+ * non-canonical one: the program sees the same signal, with the same
+ * RIP (the target, or the jmp for the non-canonical one), si_addr and
+ * si_code, as it does without the probe, whatever the CPU reports.
+ */
+TEST_F(sig, bad_indirect_jump_faults_as_without_probe)
+{
+	static const char *const targets[] = { "0x100", "0x8000000000000000" };
+	char r[256], want[ARRAY_SIZE(targets)][256];
+	struct ut_target *t;
+	unsigned int i;
+	long off;
+
+	UT_START(t, "uprobe_target", NULL);
+	for (i = 0; i < ARRAY_SIZE(targets); i++) {
+		UT_CMD(t, want[i], "jmpfault %s", targets[i]);
+		ASSERT_EQ(0, strncmp(want[i], "ok -1 1 ", 8))
+			TH_LOG("unprobed, jmp to %s: %s", targets[i], want[i]);
+	}
+	UT_SYM(off, self->target, "ut_jmpptr");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	for (i = 0; i < ARRAY_SIZE(targets); i++) {
+		UT_CMD(t, r, "jmpfault %s", targets[i]);
+		EXPECT_STREQ(want[i], r) TH_LOG("probed, jmp to %s", targets[i]);
+	}
+	EXPECT_EQ(2, UT_HITS(0));
+	UT_CMD(t, r, "call ut_step 3 4 5");
+	EXPECT_EQ(9, ut_okval(r)) TH_LOG("the program after the faults");
+}
+
+/*
  * A probed division by zero: SIGFPE at the div's own address, in the
  * context and in si_addr, once; the same instruction divides right
  * afterwards.

@@ -48,6 +48,11 @@ unsigned short ust_tick_semaphore __attribute__((section(".probes"), used));
 
 /* A constant the RIP-relative function adds, and data read with @+OFF. */
 const long ut_rodata = 0x1234;
+long ut_inc(long a);
+long ut_negate(long a);
+/* What the indirect branches below go through. */
+long (*const ut_incptr)(long) = ut_inc;
+long (*const ut_jtab[2])(long) = { ut_inc, ut_negate };
 const long ut_table[16] = { 10, 11, 12, 13, 14, 15, 16, 17, 18, 19, 20 };
 volatile unsigned int ut_counter = 0xc0ffee;
 
@@ -156,6 +161,95 @@ asm("	.text\n"
 "1:	mov $7, %eax\n"
 "	ret\n"
 "	.size ut_jcc, .-ut_jcc\n"
+/*
+ * Indirect calls and jumps, each to ut_inc (a + 1) unless said otherwise:
+ * through a register, rip-relative through memory (as a PLT does), with
+ * the target on top of the stack, and through a table (b & 1 picks
+ * ut_inc or ut_negate: a + 1 or -a).
+ */
+"	.p2align 4\n"
+"	.globl ut_callreg\n"
+"	.type ut_callreg, @function\n"
+"ut_callreg:\n"
+"	lea ut_inc(%rip), %r11\n"
+"	.globl ut_callreg_call\n"
+"ut_callreg_call:\n"
+"	call *%r11\n"
+"	ret\n"
+"	.size ut_callreg, .-ut_callreg\n"
+"	.p2align 4\n"
+"	.globl ut_callmem\n"
+"	.type ut_callmem, @function\n"
+"ut_callmem:\n"
+"	call *ut_incptr(%rip)\n"
+"	ret\n"
+"	.size ut_callmem, .-ut_callmem\n"
+"	.p2align 4\n"
+"	.globl ut_callsp\n"
+"	.type ut_callsp, @function\n"
+"ut_callsp:\n"
+"	lea ut_inc(%rip), %rax\n"
+"	push %rax\n"
+"	.globl ut_callsp_call\n"
+"ut_callsp_call:\n"
+"	call *(%rsp)\n"
+"	pop %rcx\n"
+"	ret\n"
+"	.size ut_callsp, .-ut_callsp\n"
+"	.p2align 4\n"
+"	.globl ut_jmpreg\n"
+"	.type ut_jmpreg, @function\n"
+"ut_jmpreg:\n"
+"	lea ut_inc(%rip), %rax\n"
+"	.globl ut_jmpreg_jmp\n"
+"ut_jmpreg_jmp:\n"
+"	jmp *%rax\n"
+"	.size ut_jmpreg, .-ut_jmpreg\n"
+"	.p2align 4\n"
+"	.globl ut_jmpmem\n"
+"	.type ut_jmpmem, @function\n"
+"ut_jmpmem:\n"
+"	jmp *ut_incptr(%rip)\n"
+"	.size ut_jmpmem, .-ut_jmpmem\n"
+"	.p2align 4\n"
+"	.globl ut_jmptab\n"
+"	.type ut_jmptab, @function\n"
+"ut_jmptab:\n"
+"	lea ut_jtab(%rip), %rax\n"
+"	and $1, %esi\n"
+"	.globl ut_jmptab_jmp\n"
+"ut_jmptab_jmp:\n"
+"	jmp *(%rax,%rsi,8)\n"
+"	.size ut_jmptab, .-ut_jmptab\n"
+"	.p2align 4\n"
+"	.globl ut_negate\n"
+"	.type ut_negate, @function\n"
+"ut_negate:\n"
+"	mov %rdi, %rax\n"
+"	neg %rax\n"
+"	ret\n"
+"	.size ut_negate, .-ut_negate\n"
+/* A call through the pointer a, with b: faults when a is a bad pointer. */
+"	.p2align 4\n"
+"	.globl ut_callptr\n"
+"	.type ut_callptr, @function\n"
+"ut_callptr:\n"
+"	mov %rdi, %rax\n"
+"	mov %rsi, %rdi\n"
+"	.globl ut_callptr_call\n"
+"ut_callptr_call:\n"
+"	call *(%rax)\n"
+"	.globl ut_callptr_end\n"
+"ut_callptr_end:\n"
+"	ret\n"
+"	.size ut_callptr, .-ut_callptr\n"
+/* A jump to a: faults there, or at the jmp when a is not canonical. */
+"	.p2align 4\n"
+"	.globl ut_jmpptr\n"
+"	.type ut_jmpptr, @function\n"
+"ut_jmpptr:\n"
+"	jmp *%rdi\n"
+"	.size ut_jmpptr, .-ut_jmpptr\n"
 /* A load through the first argument: faults when it is a bad pointer. */
 "	.p2align 4\n"
 "	.globl ut_load\n"
@@ -457,6 +551,14 @@ long ut_push(long a);
 long ut_riprel(long a);
 long ut_ripadd(long a, long b);
 long ut_callrel(long a);
+long ut_callreg(long a);
+long ut_callmem(long a);
+long ut_callsp(long a);
+long ut_jmpreg(long a);
+long ut_jmpmem(long a);
+long ut_jmptab(long a, long b);
+long ut_callptr(long p, long a);
+long ut_jmpptr(long p);
 long ut_jmp(long a);
 long ut_jcc(long a);
 long ut_load(long p);
@@ -471,6 +573,7 @@ long ut_int3(long a);
 long ut_syscall(void);
 long ut_far(long a);
 extern char ut_load_end[], ut_int3_after[];
+extern char ut_callptr_call[], ut_callptr_end[];
 extern char ut_div_insn[], ut_div_end[];
 
 #define NOINLINE __attribute__((noinline, noclone, used))
@@ -662,7 +765,11 @@ struct fn {
 static struct fn fns[] = {
 	{ "ut_step", ut_step }, { "ut_nop", ut_nop }, { "ut_push", ut_push },
 	{ "ut_riprel", ut_riprel }, { "ut_ripadd", ut_ripadd },
-	{ "ut_callrel", ut_callrel },
+	{ "ut_callrel", ut_callrel }, { "ut_callreg", ut_callreg },
+	{ "ut_callmem", ut_callmem }, { "ut_callsp", ut_callsp },
+	{ "ut_jmpreg", ut_jmpreg }, { "ut_jmpmem", ut_jmpmem },
+	{ "ut_jmptab", ut_jmptab }, { "ut_callptr", ut_callptr },
+	{ "ut_negate", ut_negate }, { "ut_jmpptr", ut_jmpptr },
 	{ "ut_jmp", ut_jmp }, { "ut_jcc", ut_jcc }, { "ut_load", ut_load },
 	{ "ut_fscheck", ut_fscheck }, { "ut_store", ut_store },
 	{ "ut_index", ut_index }, { "ut_load32", ut_load32 },
@@ -775,6 +882,8 @@ static void *crowd_run(void *arg)
 static volatile long nsig, handler_calls;
 static ut_fn sig_fn;
 static volatile long sig_rip, sig_addr, sig_code;
+/* Where a caught SIGSEGV or SIGBUS resumes, with -1 in %rax. */
+static void *sig_resume;
 /* The "[uprobes]" mapping, and the signals whose context was inside it. */
 static unsigned long xol_lo, xol_hi;
 static volatile long sig_in_xol;
@@ -820,7 +929,7 @@ static void where_handler(int sig, siginfo_t *si, void *ucv)
 	nsig++;
 	if (sig == SIGSEGV || sig == SIGBUS || sig == SIGFPE) {
 		uc->uc_mcontext.gregs[REG_RIP] =
-			(long)(sig == SIGFPE ? ut_div_end : ut_load_end);
+			(long)(sig == SIGFPE ? ut_div_end : sig_resume);
 		uc->uc_mcontext.gregs[REG_RAX] = -1;
 	}
 }
@@ -832,6 +941,7 @@ static void where_catch(int sig)
 				.sa_flags = SA_SIGINFO };
 
 	sigaction(sig, &sa, NULL);
+	sig_resume = ut_load_end;
 	nsig = 0;
 	sig_rip = 0;
 	sig_addr = 0;
@@ -1473,6 +1583,34 @@ static void run(char *line)
 		signal(SIGBUS, SIG_DFL);
 		printf("ok %ld %ld 0x%lx 0x%lx\n", r, nsig,
 		       sig_rip - (long)ut_load, sig_addr);
+	} else if (!strcmp(argv[0], "callfault") && argc >= 2) {
+		/* callfault ADDR: ut_callptr(ADDR, 1) under a SIGSEGV handler */
+		long r;
+
+		where_catch(SIGBUS);
+		where_catch(SIGSEGV);
+		sig_resume = ut_callptr_end;
+		r = ut_callptr(parse(argv[1]), 1);
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		printf("ok %ld %ld 0x%lx 0x%lx\n", r, nsig,
+		       sig_rip - (long)ut_callptr_call, sig_addr);
+	} else if (!strcmp(argv[0], "jmpfault") && argc >= 2) {
+		/*
+		 * jmpfault ADDR: ut_jmpptr(ADDR) under a SIGSEGV handler,
+		 * resumed at a ret; replies the signal's RIP, si_addr and
+		 * si_code as they are.
+		 */
+		long r;
+
+		where_catch(SIGBUS);
+		where_catch(SIGSEGV);
+		sig_resume = ut_callptr_end;
+		r = ut_jmpptr(parse(argv[1]));
+		signal(SIGSEGV, SIG_DFL);
+		signal(SIGBUS, SIG_DFL);
+		printf("ok %ld %ld 0x%lx 0x%lx %ld\n", r, nsig, sig_rip,
+		       sig_addr, sig_code);
 	} else if (!strcmp(argv[0], "fpe") && argc >= 3) {
 		/* fpe A B: ut_div(A, B) under a SIGFPE handler */
 		long r;
