@@ -26,6 +26,10 @@
 
 int bench_var = 42;
 
+/* What the indirect branch classes go through (to callee, a bare ret). */
+void callee(void);
+void (*const callee_ptr)(void) = callee;
+
 /*
  * f_CLASS is what the loop calls; s_CLASS is the probed instruction.  Each
  * function is self-contained (no call into another probed site), so a
@@ -159,6 +163,26 @@ asm(
 "	.size f_call, .-f_call\n"
 "	.size s_call, .-s_call\n"
 
+/* Indirect branches: a call through a pointer and a PLT-style jump. */
+"	.p2align 4\n"
+"	.globl f_callind, s_callind\n"
+"	.type f_callind, @function\n"
+"	.type s_callind, @function\n"
+"f_callind:\n"
+"s_callind:	call *callee_ptr(%rip)\n"
+"	ret\n"
+"	.size f_callind, .-f_callind\n"
+"	.size s_callind, .-s_callind\n"
+
+"	.p2align 4\n"
+"	.globl f_plt, s_plt\n"
+"	.type f_plt, @function\n"
+"	.type s_plt, @function\n"
+"f_plt:\n"
+"s_plt:	jmp *callee_ptr(%rip)\n"
+"	.size f_plt, .-f_plt\n"
+"	.size s_plt, .-s_plt\n"
+
 "	.p2align 4\n"
 "	.globl f_ret, s_ret\n"
 "	.type f_ret, @function\n"
@@ -182,7 +206,8 @@ asm(
 );
 
 #define SITES(X) X(nop) X(nopl) X(nop5) X(endbr64) X(push) X(movrbp) \
-		 X(subrsp) X(riprel) X(ripadd) X(xor) X(call) X(ret) X(retprobe)
+		 X(subrsp) X(riprel) X(ripadd) X(xor) X(call) X(callind) X(plt) \
+		 X(ret) X(retprobe)
 #define DECL(n) void f_##n(void);
 SITES(DECL)
 #define ENTRY(n) { #n, f_##n },
