@@ -60,7 +60,9 @@
  * opens) and about 400 processes (forks and execs), and hits probes a few
  * hundred thousand times: 64 kB is crossed by a leak of 160 bytes per
  * registration or per process, or of anything per hit or per pending
- * return.  (60 perf uprobe events left open showed as +68 kB.)
+ * return.  (60 perf uprobe events left open showed as +68 kB.)  The
+ * growth of the vmap_area cache is left out: exited tasks' stacks keep
+ * theirs until a lazy purge, +84 to +88 kB in one run here at times.
  */
 #ifndef STRESS_SLAB_TOLERANCE_KB
 #define STRESS_SLAB_TOLERANCE_KB 64
@@ -1083,8 +1085,78 @@ static long settled_slab_kb(long *sun)
 	return best;
 }
 
+/*
+ * The slab caches' sizes (objects times object size, kB) from
+ * /proc/slabinfo, to say where a growth is when the check fails.
+ */
+#define N_CACHES 256
+struct cache_kb {
+	char name[40];
+	long kb;
+};
+
+static int slab_caches(struct cache_kb *c)
+{
+	char *all = ut_slurp("/proc/slabinfo", NULL), *line, *save = NULL;
+	long objs, size;
+	int n = 0;
+
+	for (line = all ? strtok_r(all, "\n", &save) : NULL; line && n < N_CACHES;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%39s %*d %ld %ld", c[n].name, &objs, &size) == 3)
+			c[n++].kb = objs * size / 1024;
+	free(all);
+	return n;
+}
+
+/*
+ * How much the vmap_area cache grew since @c0: the kernel's bookkeeping
+ * of vmalloc ranges, which grows with every exited task's vmalloc'ed
+ * stack until a lazy purge that no user-space action triggers.  uprobes
+ * allocates nothing with vmalloc but tables too big for kmalloc.
+ */
+static long vmap_growth_kb(const struct cache_kb *c0, int n0)
+{
+	struct cache_kb c1[N_CACHES];
+	int n1 = slab_caches(c1), i;
+
+	for (i = 0; i < n1 && i < n0; i++)
+		if (!strcmp(c1[i].name, "vmap_area") && !strcmp(c0[i].name, "vmap_area"))
+			return c1[i].kb > c0[i].kb ? c1[i].kb - c0[i].kb : 0;
+	return 0;
+}
+
+/* The caches that grew most since @c0 (@n0 of them). */
+static void say_growth(const struct cache_kb *c0, int n0)
+{
+	struct cache_kb c1[N_CACHES];
+	int n1 = slab_caches(c1), i, j, shown;
+	long best, d;
+
+	for (shown = 0; shown < 6; shown++) {
+		best = 0;
+		j = -1;
+		for (i = 0; i < n1 && i < n0; i++) {
+			if (strcmp(c0[i].name, c1[i].name))
+				continue;
+			d = c1[i].kb - c0[i].kb;
+			if (d > best) {
+				best = d;
+				j = i;
+			}
+		}
+		if (j < 0)
+			break;
+		say("slab cache %s: %+ld kB\n", c1[j].name, best);
+		c1[j].kb = c0[j].kb;
+	}
+}
+
 TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 400)
 {
+	struct cache_kb caches0[N_CACHES];
+	int ncaches0;
+	long vmap;
 	struct stress *s = &self->s;
 	unsigned char orig[N_SYMS][TEXT_CHECK], now[TEXT_CHECK];
 	long slab0, slab1, sun0, sun1;
@@ -1123,6 +1195,7 @@ TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 400)
 	self->traces = 0;
 	slab0 = settled_slab_kb(&sun0);
 	ASSERT_LT(0, slab0) TH_LOG("cannot read Slab from /proc/meminfo");
+	ncaches0 = slab_caches(caches0);
 
 	run_phase(_metadata, self, STRESS_RUN_S);
 
@@ -1173,15 +1246,20 @@ TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 400)
 	 * a leak stays, they do not, so a second look comes later.
 	 */
 	slab1 = settled_slab_kb(&sun1);
-	for (i = 0; i < 3 && sun1 - sun0 > STRESS_SLAB_TOLERANCE_KB; i++) {
-		say("SUnreclaim %+ld kB: looking again\n", sun1 - sun0);
+	vmap = vmap_growth_kb(caches0, ncaches0);
+	for (i = 0; i < 3 && sun1 - sun0 - vmap > STRESS_SLAB_TOLERANCE_KB; i++) {
+		say("SUnreclaim %+ld kB (vmap_area %+ld kB): looking again\n",
+		    sun1 - sun0, vmap);
 		sleep(3);
 		slab1 = settled_slab_kb(&sun1);
+		vmap = vmap_growth_kb(caches0, ncaches0);
 	}
-	say("SUnreclaim %ld kB before, %ld kB after (%+ld kB; Slab %+ld kB), tolerance %d kB\n",
-	    sun0, sun1, sun1 - sun0, slab1 - slab0, STRESS_SLAB_TOLERANCE_KB);
+	say("SUnreclaim %ld -> %ld kB (%+ld, vmap_area %+ld; Slab %+ld), tolerance %d kB\n",
+	    sun0, sun1, sun1 - sun0, vmap, slab1 - slab0, STRESS_SLAB_TOLERANCE_KB);
 	EXPECT_LT(0, slab1) TH_LOG("cannot read Slab from /proc/meminfo");
-	EXPECT_GE(STRESS_SLAB_TOLERANCE_KB, sun1 - sun0);
+	if (sun1 - sun0 - vmap > STRESS_SLAB_TOLERANCE_KB)
+		say_growth(caches0, ncaches0);
+	EXPECT_GE(STRESS_SLAB_TOLERANCE_KB, sun1 - sun0 - vmap);
 
 	/* processes started now find no breakpoint and get no [uprobes] area */
 	for (i = 0; i < 2; i++) {
