@@ -724,6 +724,17 @@ static void uk_add_sub_test(struct kunit *test)
 				}
 }
 
+/* The memory operand as split_address() took it apart (case @i). */
+static void uk_expect_address(struct kunit *test, const struct uprobe_x86_op *op,
+			      u8 base, u8 index, u8 scale, s32 imm, int i)
+{
+	KUNIT_EXPECT_EQ_MSG(test, op->base, base, "case %d", i);
+	KUNIT_EXPECT_EQ_MSG(test, op->index, index, "case %d", i);
+	if (index != UPROBE_X86_NO_REG)
+		KUNIT_EXPECT_EQ_MSG(test, op->scale, scale, "case %d", i);
+	KUNIT_EXPECT_EQ_MSG(test, op->imm, imm, "case %d", i);
+}
+
 /* How a memory mov's address is taken apart. */
 static void uk_mov_mem_test(struct kunit *test)
 {
@@ -762,14 +773,11 @@ static void uk_mov_mem_test(struct kunit *test)
 		uk_analyze(test, true, cases[i].bytes, &op, ixol);
 		KUNIT_ASSERT_EQ_MSG(test, op.emul, UPROBE_EMUL_MOV_MEM, "case %d", i);
 		KUNIT_EXPECT_EQ_MSG(test, op.reg, cases[i].reg, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.base, cases[i].base, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.index, cases[i].index, "case %d", i);
-		if (cases[i].index != NO)
-			KUNIT_EXPECT_EQ_MSG(test, op.scale, cases[i].scale, "case %d", i);
+		uk_expect_address(test, &op, cases[i].base, cases[i].index,
+				  cases[i].scale, cases[i].imm, i);
 		KUNIT_EXPECT_EQ_MSG(test, op.seg, cases[i].seg, "case %d", i);
 		KUNIT_EXPECT_EQ_MSG(test, op.store, cases[i].store, "case %d", i);
 		KUNIT_EXPECT_EQ_MSG(test, op.size, cases[i].size, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.imm, cases[i].imm, "case %d", i);
 	}
 	/* The same bytes in a compat task are stepped, not emulated. */
 	uk_analyze(test, false, cases[0].bytes + 1, &op, ixol);
@@ -808,12 +816,9 @@ static void uk_lea_test(struct kunit *test)
 		uk_analyze(test, true, cases[i].bytes, &op, ixol);
 		KUNIT_ASSERT_EQ_MSG(test, op.emul, UPROBE_EMUL_LEA, "case %d", i);
 		KUNIT_EXPECT_EQ_MSG(test, op.reg, cases[i].reg, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.base, cases[i].base, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.index, cases[i].index, "case %d", i);
-		if (cases[i].index != NO)
-			KUNIT_EXPECT_EQ_MSG(test, op.scale, cases[i].scale, "case %d", i);
+		uk_expect_address(test, &op, cases[i].base, cases[i].index,
+				  cases[i].scale, cases[i].imm, i);
 		KUNIT_EXPECT_EQ_MSG(test, op.size, cases[i].size, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.imm, cases[i].imm, "case %d", i);
 	}
 	/* The same bytes in a compat task are stepped, not emulated. */
 	uk_analyze(test, false, cases[0].bytes + 1, &op, ixol);
@@ -870,12 +875,9 @@ static void uk_branch_ind_test(struct kunit *test)
 			KUNIT_EXPECT_EQ_MSG(test, op.src, cases[i].src, "case %d", i);
 			continue;
 		}
-		KUNIT_EXPECT_EQ_MSG(test, op.base, cases[i].base, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.index, cases[i].index, "case %d", i);
-		if (cases[i].index != NO)
-			KUNIT_EXPECT_EQ_MSG(test, op.scale, cases[i].scale, "case %d", i);
+		uk_expect_address(test, &op, cases[i].base, cases[i].index,
+				  cases[i].scale, cases[i].imm, i);
 		KUNIT_EXPECT_EQ_MSG(test, op.seg, cases[i].seg, "case %d", i);
-		KUNIT_EXPECT_EQ_MSG(test, op.imm, cases[i].imm, "case %d", i);
 	}
 	for (i = 0; i < ARRAY_SIZE(stepped); i++) {
 		uk_analyze(test, true, stepped[i], &op, ixol);

@@ -948,6 +948,23 @@ static void where_catch(int sig)
 	sig_code = 0;
 }
 
+/*
+ * @fn(@a, @b) with SIGSEGV and SIGBUS caught by where_handler(), which
+ * resumes at @resume with -1 in %rax; the default actions afterwards.
+ */
+static long under_segv(ut_fn fn, void *resume, long a, long b)
+{
+	long r;
+
+	where_catch(SIGBUS);
+	where_catch(SIGSEGV);
+	sig_resume = resume;
+	r = fn(a, b, 0);
+	signal(SIGSEGV, SIG_DFL);
+	signal(SIGBUS, SIG_DFL);
+	return r;
+}
+
 /* The child forkpause left waiting, and its report pipe. */
 /* Syscall user dispatch: the selector, and the SIGSYS it raised. */
 static volatile char sud_selector;
@@ -1574,25 +1591,14 @@ static void run(char *line)
 		printf("ok %ld\n", sum);
 	} else if (!strcmp(argv[0], "fault") && argc >= 2) {
 		/* fault ADDR: ut_load(ADDR) under a SIGSEGV handler */
-		long r;
+		long r = under_segv((ut_fn)ut_load, ut_load_end, parse(argv[1]), 0);
 
-		where_catch(SIGBUS);
-		where_catch(SIGSEGV);
-		r = ut_load(parse(argv[1]));
-		signal(SIGSEGV, SIG_DFL);
-		signal(SIGBUS, SIG_DFL);
 		printf("ok %ld %ld 0x%lx 0x%lx\n", r, nsig,
 		       sig_rip - (long)ut_load, sig_addr);
 	} else if (!strcmp(argv[0], "callfault") && argc >= 2) {
 		/* callfault ADDR: ut_callptr(ADDR, 1) under a SIGSEGV handler */
-		long r;
+		long r = under_segv((ut_fn)ut_callptr, ut_callptr_end, parse(argv[1]), 1);
 
-		where_catch(SIGBUS);
-		where_catch(SIGSEGV);
-		sig_resume = ut_callptr_end;
-		r = ut_callptr(parse(argv[1]), 1);
-		signal(SIGSEGV, SIG_DFL);
-		signal(SIGBUS, SIG_DFL);
 		printf("ok %ld %ld 0x%lx 0x%lx\n", r, nsig,
 		       sig_rip - (long)ut_callptr_call, sig_addr);
 	} else if (!strcmp(argv[0], "jmpfault") && argc >= 2) {
@@ -1601,14 +1607,8 @@ static void run(char *line)
 		 * resumed at a ret; replies the signal's RIP, si_addr and
 		 * si_code as they are.
 		 */
-		long r;
+		long r = under_segv((ut_fn)ut_jmpptr, ut_callptr_end, parse(argv[1]), 0);
 
-		where_catch(SIGBUS);
-		where_catch(SIGSEGV);
-		sig_resume = ut_callptr_end;
-		r = ut_jmpptr(parse(argv[1]));
-		signal(SIGSEGV, SIG_DFL);
-		signal(SIGBUS, SIG_DFL);
 		printf("ok %ld %ld 0x%lx 0x%lx %ld\n", r, nsig, sig_rip,
 		       sig_addr, sig_code);
 	} else if (!strcmp(argv[0], "fpe") && argc >= 3) {
