@@ -878,13 +878,27 @@ static void readahead_pages(struct file *file, pgoff_t first, pgoff_t last)
 }
 
 /*
- * Analyse the probes of @items (sorted, all in @vma, to install) not
- * analysed yet,
- * reading their pages into the page cache first, one request per run of
- * nearby pages: analysed one by one, each probe on a page not cached yet
- * waited for a read of its own, a network round trip per page on 9p or
- * NFS.  Return: how many were analysed, failures included (a failed read
- * is tried again by uprobe_prepare()).
+ * Is @it's probe still to be analysed, in @mm: not yet, its registration
+ * has not failed, and it goes into @mm (its consumer's filter, as
+ * install_page() asks)?
+ */
+static bool item_to_analyze(const struct uprobe_walk_item *it,
+			    struct mm_struct *mm)
+{
+	struct uprobe_consumer *uc = it->uc;
+
+	if (test_bit(UPROBE_F_ANALYZED, &it->uprobe->flags) || it->err)
+		return false;
+	return !uc->filter || uc->filter(uc, UPROBE_FILTER_REGISTER, mm);
+}
+
+/*
+ * Analyse the probes of @items (sorted, all in @vma, to install) that
+ * item_to_analyze() picks, reading their pages into the page cache first,
+ * one request per run of nearby pages: analysed one by one, each probe on
+ * a page not cached yet waited for a read of its own, a network round trip
+ * per page on 9p or NFS.  Return: how many were analysed, failures
+ * included (a failed read is tried again by uprobe_prepare()).
  */
 static unsigned int analyze_items(struct vm_area_struct *vma,
 				  struct uprobe_walk_item *items,
@@ -901,8 +915,8 @@ static unsigned int analyze_items(struct vm_area_struct *vma,
 			if (i < nr) {
 				struct uprobe *u = items[i].uprobe;
 
-				if (test_bit(UPROBE_F_ANALYZED, &u->flags) ||
-				    u->offset >= size)
+				if (u->offset >= size ||
+				    !item_to_analyze(&items[i], vma->vm_mm))
 					continue;
 				index = u->offset >> PAGE_SHIFT;
 				/* The instruction may end on the next page. */
@@ -925,15 +939,9 @@ static unsigned int analyze_items(struct vm_area_struct *vma,
 		}
 	}
 	for (i = 0; i < nr; i++) {
-		struct uprobe_walk_item *it = &items[i];
-		struct uprobe *u = it->uprobe;
+		struct uprobe *u = items[i].uprobe;
 
-		if (test_bit(UPROBE_F_ANALYZED, &u->flags))
-			continue;
-		/* Analysed in an mm it goes into, as install_page() would. */
-		if (it->err || (it->uc->filter &&
-				!it->uc->filter(it->uc, UPROBE_FILTER_REGISTER,
-						vma->vm_mm)))
+		if (!item_to_analyze(&items[i], vma->vm_mm))
 			continue;
 		uprobe_analyze(u, vma, offset_to_vaddr(vma, u->offset));
 		done++;
