@@ -682,7 +682,7 @@ TEST_F_TIMEOUT(batch, group_enable_reads_pages_not_in_the_page_cache, 300)
 	int fd, i, bps = 0, same = 0, cached;
 	char *m;
 
-	ut_file_bytes(self->target, self->off, orig, SLED_LEN);
+	ASSERT_EQ(0, ut_file_bytes(self->target, self->off, orig, SLED_LEN));
 	ASSERT_EQ(0, sled_events(self->target, self->off, SLED_LEN, false));
 	self->nev = SLED_LEN;
 	fd = open(self->target, O_RDONLY);
@@ -710,7 +710,7 @@ TEST_F_TIMEOUT(batch, group_enable_reads_pages_not_in_the_page_cache, 300)
 		same += sled[i] == orig[i];
 	EXPECT_EQ(SLED_LEN, same) TH_LOG("original bytes back after the disable");
 	munmap(m, len);
-	ut_file_bytes(self->target, self->off, now, SLED_LEN);
+	ASSERT_EQ(0, ut_file_bytes(self->target, self->off, now, SLED_LEN));
 	EXPECT_EQ(0, memcmp(now, orig, SLED_LEN)) TH_LOG("the file changed");
 }
 

@@ -161,8 +161,8 @@ TEST_F(sig, fault_in_probed_indirect_call_reported_in_place)
 /*
  * A probed jmp through a register to an unmapped address and to a
  * non-canonical one: the program sees the same signal, with the same
- * RIP (the target, or the jmp for the non-canonical one), si_addr and
- * si_code, as it does without the probe, whatever the CPU reports.
+ * RIP, si_addr and si_code, as it does without the probe, whatever the
+ * CPU reports there.
  */
 TEST_F(sig, bad_indirect_jump_faults_as_without_probe)
 {

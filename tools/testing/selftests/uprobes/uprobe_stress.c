@@ -1109,6 +1109,17 @@ static int slab_caches(struct cache_kb *c)
 	return n;
 }
 
+/* @name's size in @c (@n caches), or -1 if it is not there. */
+static long cache_kb_of(const struct cache_kb *c, int n, const char *name)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (!strcmp(c[i].name, name))
+			return c[i].kb;
+	return -1;
+}
+
 /*
  * How much the vmap_area cache grew since @c0: the kernel's bookkeeping
  * of vmalloc ranges, which grows with every exited task's vmalloc'ed
@@ -1118,37 +1129,37 @@ static int slab_caches(struct cache_kb *c)
 static long vmap_growth_kb(const struct cache_kb *c0, int n0)
 {
 	struct cache_kb c1[N_CACHES];
-	int n1 = slab_caches(c1), i;
+	int n1 = slab_caches(c1);
+	long before = cache_kb_of(c0, n0, "vmap_area");
+	long after = cache_kb_of(c1, n1, "vmap_area");
 
-	for (i = 0; i < n1 && i < n0; i++)
-		if (!strcmp(c1[i].name, "vmap_area") && !strcmp(c0[i].name, "vmap_area"))
-			return c1[i].kb > c0[i].kb ? c1[i].kb - c0[i].kb : 0;
-	return 0;
+	return before >= 0 && after > before ? after - before : 0;
 }
 
-/* The caches that grew most since @c0 (@n0 of them). */
+/* The six caches that grew most since @c0 (@n0 of them). */
 static void say_growth(const struct cache_kb *c0, int n0)
 {
 	struct cache_kb c1[N_CACHES];
 	int n1 = slab_caches(c1), i, j, shown;
 	long best, d;
 
+	for (i = 0; i < n1; i++) {
+		d = cache_kb_of(c0, n0, c1[i].name);
+		c1[i].kb -= d < 0 ? 0 : d;	/* now the growth */
+	}
 	for (shown = 0; shown < 6; shown++) {
 		best = 0;
 		j = -1;
-		for (i = 0; i < n1 && i < n0; i++) {
-			if (strcmp(c0[i].name, c1[i].name))
-				continue;
-			d = c1[i].kb - c0[i].kb;
-			if (d > best) {
-				best = d;
+		for (i = 0; i < n1; i++) {
+			if (c1[i].kb > best) {
+				best = c1[i].kb;
 				j = i;
 			}
 		}
 		if (j < 0)
 			break;
 		say("slab cache %s: %+ld kB\n", c1[j].name, best);
-		c1[j].kb = c0[j].kb;
+		c1[j].kb = 0;
 	}
 }
 
