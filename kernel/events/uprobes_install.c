@@ -1357,16 +1357,23 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		   unsigned long end)
 {
 	struct pending_key k = { .start = start, .end = end };
-	struct uprobe_bp_table *t = bp_table(vma->vm_mm);
+	struct mm_struct *mm = vma->vm_mm;
+	struct uprobe_bp_table *t;
 	LIST_HEAD(gone);
 
 	/*
 	 * Only where a breakpoint can be (what vma_probeable() tests never
-	 * changes for a VMA): the table scan is not free.
+	 * changes for a VMA): the table scan is not free.  An mm without
+	 * users is being torn down, table and all.
 	 */
-	if (!t || start >= end || !vma_probeable(vma) ||
-	    READ_ONCE(t->dropping) == current)
+	if (start >= end || !vma_probeable(vma) || !atomic_read(&mm->mm_users))
 		return;
+	/* A truncation may race with uprobe_clear_state(): see there. */
+	rcu_read_lock();
+	t = bp_table(mm);
+	uprobe_debug_delay(UPROBE_DELAY_MUNMAP);
+	if (!t || READ_ONCE(t->dropping) == current)
+		goto out;
 	bp_table_erase_range(t, start, end);
 	/*
 	 * A breakpoint unmapped before its semaphore was mapped is not
@@ -1374,6 +1381,8 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 	 */
 	refctr_pending_take(t, &gone, pending_key_match, &k);
 	refctr_pending_free_list(&gone);
+out:
+	rcu_read_unlock();
 }
 
 void uprobe_start_dup_mmap(void)
@@ -1431,9 +1440,23 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 	spin_unlock(&old->pending_lock);
 }
 
+static void bp_table_free_rcu(struct rcu_head *rcu)
+{
+	struct uprobe_bp_table *t = container_of(rcu, struct uprobe_bp_table, rcu);
+
+	refctr_pending_free_list(&t->refctr_pending);
+	bp_table_free(t);
+}
+
 /**
  * uprobe_clear_state - free an mm's uprobes state
  * @mm: the mm, without users any more
+ *
+ * __mmput() calls this before exit_mmap(), and a failed fork or exec
+ * drops an mm whose VMAs are linked too: until they are unlinked, a
+ * truncation of their file (unmap_mapping_range(), under i_mmap_rwsem
+ * only) calls uprobe_munmap() on them.  The table is unpublished here and
+ * freed after an RCU grace period, which outlasts every such call.
  */
 void uprobe_clear_state(struct mm_struct *mm)
 {
@@ -1442,7 +1465,6 @@ void uprobe_clear_state(struct mm_struct *mm)
 	xol_free_area(mm);
 	if (!t)
 		return;
-	mm->uprobes_state.bp_table = NULL;
-	refctr_pending_free_list(&t->refctr_pending);
-	bp_table_free(t);
+	WRITE_ONCE(mm->uprobes_state.bp_table, NULL);
+	call_rcu(&t->rcu, bp_table_free_rcu);
 }

@@ -15,6 +15,7 @@
  *   uprobes_direct.c   out of line without a step: a copy and a jump back
  *                      in a slot the thread owns
  *   uprobes_ret.c      return probes: hijacked returns and the trampoline
+ *   uprobes_debug.c    delays that widen race windows, for tests
  */
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
@@ -90,6 +91,10 @@ struct bp_array;
  * @dropping: the task that is unmapping a private copy of a page that no
  *	breakpoint is left on (drop_identical_copy(), under mmap_lock for
  *	write), or NULL: uprobe_munmap() has nothing to forget for it.
+ * @rcu: frees the table of an exited mm after an RCU grace period: a
+ *	truncation may still reach its VMAs through i_mmap (exit_mmap()
+ *	unlinks them after uprobe_clear_state()), and its uprobe_munmap()
+ *	reads the table under rcu_read_lock().
  */
 struct uprobe_bp_table {
 	struct bp_array __rcu	*arr;
@@ -98,6 +103,7 @@ struct uprobe_bp_table {
 	spinlock_t		pending_lock;	/* see above */
 	struct list_head	refctr_pending;
 	struct task_struct	*dropping;
+	struct rcu_head		rcu;
 };
 
 /* The XOL area: a few pages of slots, populated as slots are handed out. */
@@ -394,6 +400,22 @@ static inline bool uprobe_direct_in_slot(struct uprobe_task *utask,
 {
 	return utask->own_slot &&
 	       ip - utask->own_xol_vaddr < UPROBE_XOL_SLOT_BYTES;
+}
+
+/* uprobes_debug.c: race windows widened for tests */
+enum uprobe_delay_point {
+	UPROBE_DELAY_MUNMAP,	/* uprobe_munmap(), the table just read */
+	UPROBE_DELAY_DROP,	/* drop_identical_copy(), compared, not zapped */
+	UPROBE_DELAY_NR
+};
+
+void __uprobe_debug_delay(enum uprobe_delay_point point);
+
+/* Compiled out, call and all, without CONFIG_UPROBES_RACE_DELAYS. */
+static inline void uprobe_debug_delay(enum uprobe_delay_point point)
+{
+	if (IS_ENABLED(CONFIG_UPROBES_RACE_DELAYS))
+		__uprobe_debug_delay(point);
 }
 
 /* uprobes_ret.c: return probes */

@@ -24,6 +24,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/perf_event.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -898,6 +899,268 @@ static inline int ut_file_bytes(const char *path, long off, void *buf, size_t n)
 	r = pread(fd, buf, n, off);
 	close(fd);
 	return r == (ssize_t)n ? 0 : -EIO;
+}
+
+/* ------------------------------------------------------------------ */
+/* Race-window delays of a debug kernel (CONFIG_UPROBES_RACE_DELAYS)   */
+/* ------------------------------------------------------------------ */
+
+#define UT_DELAY_KNOB(name) "/sys/kernel/debug/uprobes/" name
+
+/* A debugfs knob set by a test and put back by its teardown. */
+struct ut_knob {
+	char path[128];
+	char saved[32];
+};
+
+/* Set @path to @val, keeping its value; false when there is no such knob. */
+static inline bool ut_knob_set(struct ut_knob *k, const char *path, const char *val)
+{
+	char *s = ut_slurp(path, NULL);
+	int fd;
+
+	k->path[0] = '\0';
+	if (!s)
+		return false;
+	snprintf(k->saved, sizeof(k->saved), "%s", s);
+	free(s);
+	fd = open(path, O_WRONLY);
+	if (fd < 0)
+		return false;
+	if (write(fd, val, strlen(val)) < 0) {
+		close(fd);
+		return false;
+	}
+	close(fd);
+	snprintf(k->path, sizeof(k->path), "%s", path);
+	return true;
+}
+
+static inline void ut_knob_restore(struct ut_knob *k)
+{
+	int fd;
+
+	if (!k->path[0])
+		return;
+	fd = open(k->path, O_WRONLY);
+	if (fd >= 0) {
+		if (write(fd, k->saved, strlen(k->saved)) < 0)
+			fprintf(stderr, "# cannot restore %s\n", k->path);
+		close(fd);
+	}
+	k->path[0] = '\0';
+}
+
+/* ------------------------------------------------------------------ */
+/* Code files and programs a test makes itself                        */
+/* ------------------------------------------------------------------ */
+
+/*
+ * A two-page code file: page 0 holds "mov $7, %eax; ret" at UT_CODE_FN
+ * amid nops, page 1 zeroes (data the programs write, or a hole to punch).
+ */
+#define UT_PAGE		4096
+#define UT_CODE_LEN	(2 * UT_PAGE)
+#define UT_CODE_FN	0x100
+#define UT_CODE_DATA	0x800
+
+static inline int ut_code_file(const char *path)
+{
+	static const unsigned char fn[] = { 0xb8, 0x07, 0, 0, 0, 0xc3 };
+	unsigned char buf[UT_CODE_LEN];
+	int fd, err = 0;
+
+	memset(buf, 0x90, UT_PAGE);
+	memset(buf + UT_PAGE, 0, UT_PAGE);
+	memset(buf + UT_CODE_DATA, 0, 64);
+	memcpy(buf + UT_CODE_FN, fn, sizeof(fn));
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0755);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * A program forked by the test, mapping a code file and obeying commands
+ * through shared memory: the test decides between any two of its steps.
+ */
+enum ut_prog_cmd {
+	UT_PROG_CALL = 1,	/* call the function @arg times: its last result */
+	UT_PROG_READ,		/* the byte at offset @arg */
+	UT_PROG_WRITE,		/* store @val at offset @arg */
+	UT_PROG_PROTECT,	/* mprotect() the mapping to @arg */
+	UT_PROG_STORE_START,	/* a thread stores a byte at @arg after @val us */
+	UT_PROG_STORE_STOP,	/* stop it: how often it read its store back lost */
+};
+
+struct ut_prog_ctl {
+	volatile int cmd, seq, ack;
+	volatile long arg, val, res;
+	volatile unsigned long base;
+	volatile int stop;
+	volatile long lost, stores;
+};
+
+struct ut_prog {
+	pid_t pid;
+	struct ut_prog_ctl *ctl;
+};
+
+/*
+ * Store 0x77 over the file's 0 once, a while after the start (so that
+ * the page still looks like the file's to whoever compares it first),
+ * then read it back until told to stop.
+ */
+static inline void *ut_prog_storer(void *arg)
+{
+	struct ut_prog_ctl *ctl = arg;
+	volatile unsigned char *b = (unsigned char *)ctl->base + ctl->arg;
+	long i;
+
+	usleep(ctl->val);
+	*b = 0x77;
+	for (i = 0; !ctl->stop; i++)
+		if (*b != 0x77)
+			ctl->lost++;
+	ctl->stores = i;
+	*b = 0;
+	return NULL;
+}
+
+static inline void ut_prog_serve(struct ut_prog_ctl *ctl, const char *path,
+				 int prot, bool lock)
+{
+	pthread_t storer;
+	unsigned char *base;
+	int fd, seq = 0;
+	long i;
+
+	fd = open(path, O_RDONLY);
+	base = fd < 0 ? MAP_FAILED :
+		mmap(NULL, UT_CODE_LEN, prot, MAP_PRIVATE, fd, 0);
+	if (base == MAP_FAILED || (lock && mlock(base, UT_CODE_LEN)))
+		_exit(3);
+	close(fd);
+	ctl->base = (unsigned long)base;
+	ctl->ack = 0;
+	for (;;) {
+		while (ctl->seq == seq)
+			usleep(100);
+		seq = ctl->seq;
+		switch (ctl->cmd) {
+		case UT_PROG_CALL:
+			for (i = 0; i < ctl->arg; i++)
+				ctl->res = ((int (*)(void))(base + UT_CODE_FN))();
+			break;
+		case UT_PROG_READ:
+			ctl->res = base[ctl->arg];
+			break;
+		case UT_PROG_WRITE:
+			base[ctl->arg] = ctl->val;
+			break;
+		case UT_PROG_PROTECT:
+			ctl->res = mprotect(base, UT_CODE_LEN, ctl->arg) ? -errno : 0;
+			break;
+		case UT_PROG_STORE_START:
+			ctl->stop = 0;
+			ctl->lost = 0;
+			ctl->res = -pthread_create(&storer, NULL, ut_prog_storer, ctl);
+			break;
+		case UT_PROG_STORE_STOP:
+			ctl->stop = 1;
+			pthread_join(storer, NULL);
+			ctl->res = ctl->lost;
+			break;
+		default:
+			_exit(0);
+		}
+		ctl->ack = seq;
+	}
+}
+
+/* Fork a program mapping @path with @prot (and mlock()ed if @lock). */
+static inline int ut_prog_start(struct ut_prog *p, const char *path, int prot,
+				bool lock)
+{
+	int i;
+
+	p->ctl = mmap(NULL, sizeof(*p->ctl), PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (p->ctl == MAP_FAILED)
+		return -errno;
+	memset((void *)p->ctl, 0, sizeof(*p->ctl));
+	p->ctl->ack = -1;
+	fflush(stdout);
+	fflush(stderr);
+	p->pid = fork();
+	if (p->pid < 0)
+		return -errno;
+	if (!p->pid)
+		ut_prog_serve(p->ctl, path, prot, lock);
+	for (i = 0; i < 10000 && p->ctl->ack; i++)
+		usleep(1000);
+	return p->ctl->ack ? -ETIMEDOUT : 0;
+}
+
+/* One command; its result, or LONG_MIN if the program did not answer. */
+static inline long ut_prog_cmd(struct ut_prog *p, int cmd, long arg, long val)
+{
+	int seq = p->ctl->seq + 1, i;
+
+	p->ctl->cmd = cmd;
+	p->ctl->arg = arg;
+	p->ctl->val = val;
+	__sync_synchronize();
+	p->ctl->seq = seq;
+	for (i = 0; i < 20000 && p->ctl->ack != seq; i++)
+		usleep(500);
+	return p->ctl->ack == seq ? p->ctl->res : LONG_MIN;
+}
+
+static inline void ut_prog_kill(struct ut_prog *p)
+{
+	if (p->pid > 0) {
+		kill(p->pid, SIGKILL);
+		waitpid(p->pid, NULL, 0);
+	}
+	p->pid = 0;
+	if (p->ctl && p->ctl != MAP_FAILED)
+		munmap((void *)p->ctl, sizeof(*p->ctl));
+	p->ctl = NULL;
+}
+
+/*
+ * A field of /proc/@pid/smaps ("Anonymous", "Locked", ...) for the
+ * mapping that starts at @start, in kB; -1 if not found.
+ */
+static inline long ut_smaps_kb(pid_t pid, unsigned long start, const char *field)
+{
+	char path[64], line[512];
+	unsigned long lo;
+	bool in = false;
+	long kb = -1;
+	size_t n = strlen(field);
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/%d/smaps", pid);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f)) {
+		if (strchr(line, '-') && sscanf(line, "%lx-", &lo) == 1 &&
+		    line[strspn(line, "0123456789abcdef")] == '-') {
+			in = lo == start;
+			continue;
+		}
+		if (in && !strncmp(line, field, n) && line[n] == ':') {
+			kb = strtol(line + n + 1, NULL, 10);
+			break;
+		}
+	}
+	if (f)
+		fclose(f);
+	return kb;
 }
 
 /* ------------------------------------------------------------------ */
