@@ -76,7 +76,7 @@ static loff_t vaddr_to_offset(struct vm_area_struct *vma, unsigned long vaddr)
 }
 
 /*
- * Breakpoints go only into private mappings that may execute: a shared
+ * Breakpoints can be only in private mappings that may execute: a shared
  * mapping would have us write into the page cache.
  */
 static bool vma_probeable(struct vm_area_struct *vma)
@@ -85,6 +85,21 @@ static bool vma_probeable(struct vm_area_struct *vma)
 
 	return vma->vm_file && (vma->vm_flags & mask) == VM_MAYEXEC;
 }
+
+/*
+ * And they are written only where the program cannot store: in a
+ * writable private mapping the byte at the probed offset may be the
+ * program's own data, which the breakpoint would hide and its removal
+ * (putting back the file's byte) destroy.  A mapping made writable after
+ * the breakpoint went in still has it taken out (vma_probeable()).
+ */
+static bool vma_installable(struct vm_area_struct *vma)
+{
+	return vma_probeable(vma) && !(vma->vm_flags & VM_WRITE);
+}
+
+/* uprobe_write_opcode(): the byte is neither the original nor ours. */
+#define UPROBE_OPCODE_FOREIGN	2
 
 static bool vma_maps_probe(struct vm_area_struct *vma, struct uprobe *uprobe,
 			   unsigned long vaddr)
@@ -143,6 +158,38 @@ static int read_orig_insn(struct uprobe *uprobe, struct file *file)
 	return 0;
 }
 
+/*
+ * The page at @vaddr of @mm as it is, without breaking copy-on-write or
+ * splitting a huge page; NULL when it is the file's own page: no
+ * breakpoint of ours is in the page cache, so there is nothing to restore
+ * there and the mm must not be touched.  An ERR_PTR() when the page could
+ * not be had (the caller may have a fatal signal pending).
+ */
+static struct page *private_copy(struct mm_struct *mm, unsigned long vaddr)
+{
+	struct page *page;
+	long got;
+
+	got = get_user_pages_remote(mm, vaddr, 1, FOLL_FORCE, &page, NULL, NULL);
+	if (got != 1)
+		return ERR_PTR(got < 0 ? got : -EFAULT);
+	if (!PageAnon(page)) {
+		put_page(page);
+		return NULL;
+	}
+	return page;
+}
+
+/* Is a breakpoint at @vaddr in @page (mapped at @vaddr's page)? */
+static bool page_has_swbp(struct page *page, unsigned long vaddr)
+{
+	uprobe_opcode_t cur;
+
+	memcpy_from_page((char *)&cur, page, offset_in_page(vaddr),
+			 UPROBE_SWBP_INSN_SIZE);
+	return is_swbp_insn(&cur);
+}
+
 /* Read the opcode at @vaddr of @mm without breaking copy-on-write. */
 static int read_opcode(struct mm_struct *mm, unsigned long vaddr,
 		       uprobe_opcode_t *opcode)
@@ -161,7 +208,11 @@ static int read_opcode(struct mm_struct *mm, unsigned long vaddr,
 
 /*
  * After a restore: if this mm's copy of the page equals the file's page
- * again, unmap the copy; the next fault maps the file page.
+ * again, unmap the copy; the next fault maps the file page.  Not in a
+ * writable mapping (another thread may store into the copy between the
+ * compare and the unmap, and its store would be lost), nor a page pinned
+ * for I/O (its user would keep the copy while the program saw another
+ * page).  A locked mapping gets the file's page back at once.
  */
 static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 				struct page *copy)
@@ -170,7 +221,7 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 	struct page *file_page;
 	bool same;
 
-	if (vma->vm_flags & VM_LOCKED)
+	if ((vma->vm_flags & VM_WRITE) || page_maybe_dma_pinned(copy))
 		return;
 	file_page = find_get_page(vma->vm_file->f_mapping,
 				  linear_page_index(vma, vaddr));
@@ -185,12 +236,18 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 	 * find nothing: every restore erases the entry first, and the
 	 * mapping (with any semaphore update it waits for) stays.
 	 */
+	uprobe_debug_delay(UPROBE_DELAY_DROP);
 	t = bp_table(vma->vm_mm);
 	if (t)
 		WRITE_ONCE(t->dropping, current);
 	zap_page_range(vma, vaddr & PAGE_MASK, PAGE_SIZE);
 	if (t)
 		WRITE_ONCE(t->dropping, NULL);
+	/* Forced: an execute-only mapping is locked too. */
+	if ((vma->vm_flags & VM_LOCKED) &&
+	    get_user_pages_remote(vma->vm_mm, vaddr, 1, FOLL_FORCE, &file_page,
+				  NULL, NULL) == 1)
+		put_page(file_page);	/* mapped and locked again */
 }
 
 /**
@@ -202,10 +259,14 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
  *
  * Writing the breakpoint where one already is, or restoring where there is
  * none (another tool changed the byte, or it was never written), does
- * nothing.
+ * nothing.  Nor does writing it over a byte that is not the probed
+ * instruction's: the program (a JIT that mapped the file writable, then
+ * executable) or a debugger put its own there, which the breakpoint would
+ * hide and its removal, putting the file's byte back, destroy.
  *
  * Return: 0 when the opcode was written, 1 when nothing had to be done,
- * -errno on failure.
+ * UPROBE_OPCODE_FOREIGN when the byte was left to its owner, -errno on
+ * failure.
  */
 int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 			unsigned long vaddr, uprobe_opcode_t opcode)
@@ -221,10 +282,23 @@ int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 
 	mmap_assert_write_locked(mm);
 	/*
+	 * A restore looks first: an mm whose page has no breakpoint of ours
+	 * (it never got one, or the program or a debugger changed the byte)
+	 * is left exactly as it is, no copy made, no huge page split.
+	 */
+	if (!to_swbp) {
+		page = private_copy(mm, vaddr);
+		if (IS_ERR_OR_NULL(page))
+			return PTR_ERR_OR_ZERO(page) ?: 1;
+		ret = page_has_swbp(page, vaddr);
+		put_page(page);
+		if (!ret)
+			return 1;
+	}
+	/*
 	 * One forced write fault both reads and writes: it breaks COW even
 	 * when there turns out to be nothing to write, but then the page is
-	 * either a copy already (a breakpoint is there) or a restore, whose
-	 * copy drop_identical_copy() gives back below.
+	 * a copy already (a breakpoint is there).
 	 */
 	got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma, NULL);
 	if (got != 1)
@@ -237,8 +311,11 @@ int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 	kaddr = kmap_local_page(page);
 	memcpy(&cur, kaddr + offset_in_page(vaddr), UPROBE_SWBP_INSN_SIZE);
 	ret = 1;
-	if (memcmp(&cur, &opcode, UPROBE_SWBP_INSN_SIZE) &&
-	    (to_swbp ? !is_swbp_insn(&cur) : is_swbp_insn(&cur))) {
+	if (to_swbp && !is_swbp_insn(&cur) &&
+	    memcmp(&cur, auprobe->insn, UPROBE_SWBP_INSN_SIZE))
+		ret = UPROBE_OPCODE_FOREIGN;
+	else if (memcmp(&cur, &opcode, UPROBE_SWBP_INSN_SIZE) &&
+		 (to_swbp ? !is_swbp_insn(&cur) : is_swbp_insn(&cur))) {
 		copy_to_user_page(vma, page, vaddr,
 				  kaddr + offset_in_page(vaddr), &opcode,
 				  UPROBE_SWBP_INSN_SIZE);
@@ -497,6 +574,8 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	int ret, err;
 
 	mmap_assert_write_locked(mm);
+	if (!vma_installable(vma))
+		return 0;
 	err = uprobe_prepare(uprobe, vma, vaddr);
 	if (err)
 		return err;
@@ -513,6 +592,8 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	ret = set_swbp(&uprobe->arch, mm, vaddr);
 	if (ret < 0)
 		return ret;
+	if (ret == UPROBE_OPCODE_FOREIGN)
+		return 0;	/* not ours to probe in this mm */
 	/* Over a stale entry (from a probe since unregistered), if any. */
 	err = bp_table_set(t, vaddr, uprobe);
 	if (err) {
@@ -549,6 +630,14 @@ static void remove_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 		bp_table_erase(t, vaddr);
 	}
 	ret = set_orig_insn(&uprobe->arch, mm, vaddr);
+	/*
+	 * Not restored (a fatal signal of ours stops get_user_pages(), or no
+	 * memory): the entry goes back, so that a hit still finds the probe,
+	 * whose instruction it then runs, rather than taking the breakpoint
+	 * for the program's own and killing it with SIGTRAP.
+	 */
+	if (ret < 0 && t)
+		bp_table_add(t, vaddr, uprobe);
 	if (!ret && uprobe->ref_ctr_offset)
 		refctr_on_remove(uprobe, mm, t, vaddr);
 }
@@ -693,6 +782,9 @@ static int walk_targets(struct uprobe *uprobe, struct uprobe_consumer *uc)
 		mmap_write_lock(mm);
 		if (check_stable_address_space(mm))
 			goto unlock;	/* being torn down */
+		/* Never had a breakpoint: nothing to remove, do not touch. */
+		if (!uc && !test_bit(MMF_HAS_UPROBES, &mm->flags))
+			goto unlock;
 		vma = vma_lookup(mm, vaddr);
 		if (vma_maps_probe(vma, uprobe, vaddr))
 			err = visit_vma(uprobe, vma, vaddr, uc);
@@ -821,6 +913,25 @@ static int write_page_opcodes(struct vm_area_struct *vma,
 	for (i = 0; !items[i].pick; i++)
 		;	/* the caller picked one at least */
 	vaddr = offset_to_vaddr(vma, items[i].uprobe->offset);
+	/* As uprobe_write_opcode(): restore only in a page that has ours. */
+	if (!install) {
+		bool any = false;
+
+		page = private_copy(vma->vm_mm, vaddr);
+		if (IS_ERR_OR_NULL(page))
+			return PTR_ERR_OR_ZERO(page);
+		for (; i < nr && !any; i++) {
+			unsigned long at;
+
+			if (!items[i].pick)
+				continue;
+			at = offset_to_vaddr(vma, items[i].uprobe->offset);
+			any = page_has_swbp(page, at);
+		}
+		put_page(page);
+		if (!any)
+			return 0;
+	}
 	got = get_user_pages_remote(vma->vm_mm, vaddr, 1, flags, &page, &gvma,
 				    NULL);
 	if (got != 1)
@@ -845,6 +956,12 @@ static int write_page_opcodes(struct vm_area_struct *vma,
 			op = UPROBE_SWBP_INSN;
 		else
 			memcpy(&op, it->uprobe->arch.insn, UPROBE_SWBP_INSN_SIZE);
+		/* As uprobe_write_opcode(): the program's own byte stays. */
+		if (install && !is_swbp_insn(&cur) &&
+		    memcmp(&cur, it->uprobe->arch.insn, UPROBE_SWBP_INSN_SIZE)) {
+			it->foreign = true;
+			continue;
+		}
 		/* As uprobe_write_opcode(): leave a byte someone else changed. */
 		if (!memcmp(&cur, &op, UPROBE_SWBP_INSN_SIZE) ||
 		    is_swbp_insn(&cur) == install)
@@ -1013,6 +1130,7 @@ static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 		it = &items[i];
 		it->pick = false;
 		it->written = false;
+		it->foreign = false;
 		if (it->err)
 			continue;	/* failed elsewhere: undone later */
 		if (it->uc->filter &&
@@ -1042,6 +1160,10 @@ static void install_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 		if (err) {
 			it->err = err;
 			bp_table_erase(t, vaddr);
+			continue;
+		}
+		if (it->foreign) {
+			bp_table_erase(t, vaddr);	/* not ours here */
 			continue;
 		}
 		if (it->written && it->uprobe->ref_ctr_offset)
@@ -1087,8 +1209,18 @@ static void remove_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 		}
 		bp_table_unlock(t);
 	}
-	if (!picked || write_page_opcodes(vma, items, nr, false))
+	if (!picked)
 		return;
+	if (write_page_opcodes(vma, items, nr, false)) {
+		/* Not restored: the entries go back, as in remove_bp(). */
+		for (i = 0; t && i < nr; i++) {
+			it = &items[i];
+			vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+			if (it->pick)
+				bp_table_add(t, vaddr, it->uprobe);
+		}
+		return;
+	}
 	for (i = 0; i < nr; i++) {
 		it = &items[i];
 		if (it->written && it->uprobe->ref_ctr_offset)
@@ -1128,7 +1260,8 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 	int err;
 
 	for_each_vma(vmi, vma) {
-		if (!vma_probeable(vma) || file_inode(vma->vm_file) != inode)
+		if (!vma_probeable(vma) || file_inode(vma->vm_file) != inode ||
+		    (install && !vma_installable(vma)))
 			continue;
 		end = vaddr_to_offset(vma, vma->vm_end);
 		i = first_item_from(items, nr, vaddr_to_offset(vma, vma->vm_start));
@@ -1206,7 +1339,8 @@ void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 			to_analyze++;
 	for (i = 0; i < nr_mms; i++) {
 		mmap_write_lock(mms[i]);
-		if (!check_stable_address_space(mms[i]))
+		if (!check_stable_address_space(mms[i]) &&
+		    (install || test_bit(MMF_HAS_UPROBES, &mms[i]->flags)))
 			walk_batch_mm(mms[i], inode, items, nr, &to_analyze);
 		mmap_write_unlock(mms[i]);
 		mmput(mms[i]);
@@ -1315,7 +1449,7 @@ int uprobe_mmap(struct vm_area_struct *vma)
 	if (!vma->vm_file)
 		return 0;
 	refctr_apply_pending(vma);
-	if (!vma_probeable(vma) || uprobe_registry_empty())
+	if (!vma_installable(vma) || uprobe_registry_empty())
 		return 0;
 
 	inode = file_inode(vma->vm_file);

@@ -357,6 +357,7 @@ void uprobe_remove_all(struct uprobe *uprobe);
  * @idx: the caller's index for it
  * @pick: the walk's: this page's opcode is to be written in this mm
  * @written: the walk's: it was (the byte changed)
+ * @foreign: the walk's: the byte is the program's own, left alone
  */
 struct uprobe_walk_item {
 	struct uprobe		*uprobe;
@@ -365,12 +366,14 @@ struct uprobe_walk_item {
 	unsigned int		idx;
 	bool			pick;
 	bool			written;
+	bool			foreign;
 };
 
 void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 		       unsigned int nr);
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
+void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr);
 
 /* uprobes_xol.c: the "[uprobes]" area */
 unsigned int xol_take_slot(struct xol_area *area);

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * A probe is invisible in every kind of mapping of its file: the program
+ * that maps it writable keeps its own bytes, stores into a page made
+ * writable while probed are never lost, a locked mapping gets the file's
+ * page back, a debugger's writes near a probe stay, and a process the
+ * probe was never installed in is never touched (no private copy, even
+ * where one would stay: a locked mapping).  The file never changes.
+ *
+ * The programs are forked by the test and map a code file it writes to
+ * /tmp (uprobe_lib.h: ut_code_file(), ut_prog_*()).
+ */
+#define _GNU_SOURCE
+#include "../kselftest_harness.h"
+#include "uprobe_lib.h"
+
+#define GRP "ust_map"
+#define RX (PROT_READ | PROT_EXEC)
+#define RWX (PROT_READ | PROT_WRITE | PROT_EXEC)
+
+FIXTURE(map) {
+	struct ut_ctx c;
+	char path[64];
+	uint64_t hash;
+	struct ut_prog p[2];
+	struct ut_knob knob;
+};
+
+FIXTURE_SETUP(map)
+{
+	ut_ctx_init(&self->c, GRP, _metadata->name);
+	self->knob.path[0] = '\0';
+	snprintf(self->path, sizeof(self->path), "/tmp/ust_map_%d", getpid());
+	ASSERT_EQ(0, ut_code_file(self->path)) TH_LOG("cannot write %s", self->path);
+	self->hash = ut_file_hash(self->path);
+}
+
+FIXTURE_TEARDOWN(map)
+{
+	ut_knob_restore(&self->knob);
+	ut_prog_kill(&self->p[0]);
+	ut_prog_kill(&self->p[1]);
+	ut_ctx_cleanup(&self->c);
+	EXPECT_EQ(self->hash, ut_file_hash(self->path)) TH_LOG("the probed file changed");
+	unlink(self->path);
+}
+
+#define PROG(i, prot, lock) do {						\
+	int __e = ut_prog_start(&self->p[i], self->path, (prot), (lock));	\
+	ASSERT_EQ(0, __e) TH_LOG("program %d did not start: %d", (i), __e);	\
+} while (0)
+
+#define CMD(i, cmd, arg, val) ut_prog_cmd(&self->p[i], (cmd), (arg), (val))
+#define ANON(i) ut_smaps_kb(self->p[i].pid, self->p[i].ctl->base, "Anonymous")
+
+/*
+ * A program's own byte at the probed offset of a writable private mapping
+ * (data, or code it patched) is what it reads while the probe is enabled
+ * and after: no breakpoint goes where the program can store.
+ */
+TEST_F(map, writable_private_mapping_keeps_the_program_s_bytes)
+{
+	PROG(0, RWX, false);
+	ASSERT_EQ(0, CMD(0, UT_PROG_WRITE, UT_CODE_FN, 0x5a));
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	EXPECT_EQ(0x5a, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
+		TH_LOG("the program's byte under the enabled probe");
+	UT_ENABLE(0, false);
+	EXPECT_EQ(0x5a, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
+		TH_LOG("the program's byte after the probe was disabled");
+}
+
+/*
+ * The same byte of the program's own, stored while the mapping was
+ * writable, then the mapping made executable only (a JIT's W^X): the
+ * probe, enabled now, finds not the instruction it analysed there and
+ * leaves the byte alone.
+ */
+TEST_F(map, program_s_byte_kept_after_mprotect_to_executable)
+{
+	PROG(0, RWX, false);
+	ASSERT_EQ(0, CMD(0, UT_PROG_WRITE, UT_CODE_FN, 0x5a));
+	ASSERT_EQ(0, CMD(0, UT_PROG_PROTECT, RX, 0));
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	EXPECT_EQ(0x5a, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
+		TH_LOG("the program's byte under the enabled probe");
+	UT_ENABLE(0, false);
+	EXPECT_EQ(0x5a, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
+		TH_LOG("the program's byte after the probe was disabled");
+}
+
+/*
+ * A mapping made writable while its page holds a breakpoint: a thread
+ * stores into the page while the probe is removed.  The page looks like
+ * the file's until that store, and a copy unmapped after the compare
+ * takes the store with it: the thread then reads the file's byte again.
+ * A debug kernel widens the window between the compare and the unmap
+ * (uprobes/delay_drop_us), and the store lands in it.
+ */
+static void *disable_event(void *arg)
+{
+	struct ut_ctx *c = arg;
+
+	ut_ctx_enable(c, 0, false);
+	return NULL;
+}
+
+TEST_F(map, stores_into_a_page_made_writable_while_probed_are_kept)
+{
+	long lost, round;
+	pthread_t th;
+
+	if (!ut_knob_set(&self->knob, UT_DELAY_KNOB("delay_drop_us"), "20000"))
+		TH_LOG("no delay_drop_us knob: the window is not widened");
+	PROG(0, RX, false);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+	for (round = 0; round < 5; round++) {
+		ASSERT_EQ(0, CMD(0, UT_PROG_PROTECT, RX, 0));
+		UT_ENABLE(0, true);
+		ASSERT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+		ASSERT_EQ(0, CMD(0, UT_PROG_PROTECT, RWX, 0));
+		ASSERT_EQ(0, pthread_create(&th, NULL, disable_event, &self->c));
+		/* The store 5 ms into the disable: in a 20 ms window, if any. */
+		ASSERT_EQ(0, CMD(0, UT_PROG_STORE_START, UT_CODE_DATA, 5000));
+		pthread_join(th, NULL);
+		usleep(30000);
+		lost = CMD(0, UT_PROG_STORE_STOP, 0, 0);
+		ASSERT_EQ(0, lost) TH_LOG("round %ld: the store read back lost %ld of %ld times",
+					  round, lost, self->p[0].ctl->stores);
+		EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
+			TH_LOG("round %ld: the probed byte after removal", round);
+	}
+	EXPECT_EQ(5, UT_HITS(0));
+}
+
+/*
+ * A probe enabled for one process only (a per-task perf event), then
+ * closed: a bystander that maps the same file locked never had the
+ * breakpoint, and gets no private copy of the page from its removal.
+ */
+TEST_F(map, bystander_locked_mapping_gains_no_private_page)
+{
+	struct ut_pmu pmu;
+	long long count = -1;
+	int fd;
+
+	ut_pmu_init(&pmu);
+	if (pmu.type < 0)
+		SKIP(return, "no uprobe PMU");
+	PROG(0, RX, false);
+	PROG(1, RX, true);
+	ASSERT_EQ(0, ANON(1)) TH_LOG("the bystander's locked mapping at start");
+	fd = ut_pmu_open(&pmu, self->path, UT_CODE_FN, false, 0, false,
+			 self->p[0].pid, -1);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(-fd));
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 3, 0));
+	EXPECT_EQ(7, CMD(1, UT_PROG_CALL, 3, 0));
+	EXPECT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
+	EXPECT_EQ(3, count) TH_LOG("hits of the probed process only");
+	EXPECT_EQ(0, ANON(1)) TH_LOG("the bystander while the probe is in");
+	close(fd);
+	EXPECT_EQ(0, ANON(1)) TH_LOG("the bystander after the probe was removed");
+	EXPECT_EQ(0, ANON(0)) TH_LOG("the probed process after the removal");
+}
+
+/*
+ * A locked mapping that had the breakpoint: after the removal it maps the
+ * file's page again, locked, as it did before the probe.
+ */
+TEST_F(map, locked_mapping_gets_the_file_s_page_back)
+{
+	PROG(0, RX, true);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 2, 0));
+	EXPECT_EQ(2, UT_HITS(0));
+	UT_ENABLE(0, false);
+	EXPECT_EQ(0, ANON(0)) TH_LOG("a private copy left after the removal");
+	EXPECT_EQ(UT_CODE_LEN / 1024,
+		  ut_smaps_kb(self->p[0].pid, self->p[0].ctl->base, "Locked"))
+		TH_LOG("the mapping is not all locked after the removal");
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+}
+
+/*
+ * A debugger's write through /proc/PID/mem into the probed page, next to
+ * the breakpoint: the program reads it while the probe is in and after it
+ * is removed (the page, no longer the file's, stays the program's), and
+ * its instruction is the original one again.
+ */
+TEST_F(map, proc_mem_write_near_the_probe_is_kept)
+{
+	unsigned char v = 0x77;
+	char mem[64];
+	int fd;
+
+	PROG(0, RX, false);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+	snprintf(mem, sizeof(mem), "/proc/%d/mem", self->p[0].pid);
+	fd = open(mem, O_RDWR);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(1, pwrite(fd, &v, 1, self->p[0].ctl->base + UT_CODE_DATA));
+	close(fd);
+	EXPECT_EQ(0x77, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0));
+	UT_ENABLE(0, false);
+	EXPECT_EQ(0x77, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0))
+		TH_LOG("the debugger's byte after the removal");
+	EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
+		TH_LOG("the probed byte after the removal");
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+	EXPECT_EQ(1, UT_HITS(0));
+}
+
+UT_HARNESS_MAIN
