@@ -33,7 +33,9 @@
  *	read, and the hit path's slow lookup re-adds a missing entry for
  *	read, insert-if-absent only.
  *  uprobes_analyze_mutex (mutex)
- *	The one-time arch analysis of a probe's instruction.
+ *	The one-time arch analysis of a probe's instruction; never held
+ *	across I/O (the bytes are read first, and walks analyse before they
+ *	take dup_mmap_sem: see analyze_ahead()).
  *  uprobes_treelock (rwlock), bp_table->lock, bp_table->pending_lock,
  *  xol_area->lock (spinlocks)
  *	Innermost; nothing is taken inside them, nothing sleeps under them.

@@ -123,15 +123,14 @@ bool __weak is_trap_insn(uprobe_opcode_t *insn)
 
 /*
  * Copy as many bytes of the probed instruction as the architecture keeps
- * in arch.insn from the page cache into the probe (zeroes past the end of
- * the file).  Not every architecture defines MAX_UINSN_BYTES (arm64 keeps
- * one __le32), so the field's size is the measure.  @file is a mapping's
+ * in arch.insn from the page cache to @dst (zeroes past the end of the
+ * file).  Not every architecture defines MAX_UINSN_BYTES (arm64 keeps one
+ * __le32), so the field's size is the measure.  @file is a mapping's
  * file: some filesystems need one to read a page.
  */
-static int read_orig_insn(struct uprobe *uprobe, struct file *file)
+static int read_orig_insn(struct uprobe *uprobe, struct file *file, u8 *dst)
 {
 	struct address_space *mapping = uprobe->inode->i_mapping;
-	u8 *dst = (u8 *)&uprobe->arch.insn;
 	loff_t pos = uprobe->offset, size = i_size_read(uprobe->inode);
 	size_t len = sizeof(uprobe->arch.insn), done = 0;
 
@@ -526,18 +525,23 @@ static void refctr_apply_pending(struct vm_area_struct *vma)
 /*
  * Analyse the probed instruction, once per probe, at its first install
  * (the architecture needs an mm to know the instruction set).  A verdict
- * of the architecture is kept; a failure to read the file is not.
+ * of the architecture is kept; a failure to read the file is not.  The
+ * bytes are read before the mutex is taken: a slow read (FUSE, NFS) must
+ * not hold up every other analysis on the system, and the forks that
+ * wait for the walk that holds dup_mmap_sem meanwhile.
  */
 static noinline int uprobe_analyze(struct uprobe *uprobe,
 				   struct vm_area_struct *vma, unsigned long vaddr)
 {
+	u8 insn[sizeof(uprobe->arch.insn)];
 	int err;
 
+	err = read_orig_insn(uprobe, vma->vm_file, insn);
 	mutex_lock(&uprobes_analyze_mutex);
 	if (!test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
-		err = read_orig_insn(uprobe, vma->vm_file);
 		if (err)
 			goto unlock;
+		memcpy(&uprobe->arch.insn, insn, sizeof(insn));
 		if (is_trap_insn((uprobe_opcode_t *)&uprobe->arch.insn))
 			err = -ENOTSUPP;
 		else
@@ -749,6 +753,9 @@ static int visit_moved(struct uprobe *uprobe, struct mm_struct *mm,
 	return ret;
 }
 
+static void analyze_ahead(struct inode *inode, struct uprobe_walk_item *items,
+			  unsigned int nr);
+
 /*
  * Visit every mm mapping @uprobe: install it where @uc's filter wants it
  * (@uc != NULL), or remove it where no consumer's filter wants it.
@@ -760,6 +767,11 @@ static int walk_targets(struct uprobe *uprobe, struct uprobe_consumer *uc)
 	int ret = 0, err;
 
 	lockdep_assert_held_write(&uprobe->register_rwsem);
+	if (uc && !test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
+		struct uprobe_walk_item it = { .uprobe = uprobe, .uc = uc };
+
+		analyze_ahead(uprobe->inode, &it, 1);
+	}
 	down_write(&dup_mmap_sem);
 	/*
 	 * A removal that gave up for want of this array would leave
@@ -1298,6 +1310,56 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 	}
 }
 
+/*
+ * Analyse the probes of @items that are not yet, in the mms that map them
+ * now, before the walk: the analysis reads the file, and the walk holds
+ * dup_mmap_sem, which every fork() on the system waits for.  Each mm is
+ * locked for read only, as a page fault would be.  What is left (a probe
+ * whose page cannot be read, an mm mapped since) is analysed by the walk.
+ */
+static void analyze_ahead(struct inode *inode, struct uprobe_walk_item *items,
+			  unsigned int nr)
+{
+	unsigned int nr_mms = 0, i, j, k, left = 0;
+	struct vm_area_struct *vma;
+	struct mm_struct **mms;
+	loff_t end;
+
+	for (i = 0; i < nr; i++)
+		if (!items[i].err &&
+		    !test_bit(UPROBE_F_ANALYZED, &items[i].uprobe->flags))
+			left++;
+	if (!left)
+		return;
+	mms = collect_mms(inode, items[0].uprobe->offset >> PAGE_SHIFT,
+			  items[nr - 1].uprobe->offset >> PAGE_SHIFT, &nr_mms,
+			  GFP_KERNEL);
+	if (IS_ERR(mms))
+		return;
+	for (i = 0; i < nr_mms; i++) {
+		VMA_ITERATOR(vmi, mms[i], 0);
+
+		if (left && mmap_read_lock_killable(mms[i]) == 0) {
+			for_each_vma(vmi, vma) {
+				if (!left)
+					break;
+				if (!vma_installable(vma) ||
+				    file_inode(vma->vm_file) != inode)
+					continue;
+				end = vaddr_to_offset(vma, vma->vm_end);
+				j = first_item_from(items, nr,
+						    vaddr_to_offset(vma, vma->vm_start));
+				for (k = j; k < nr && items[k].uprobe->offset < end; k++)
+					;
+				left -= min(left, analyze_items(vma, items + j, k - j));
+			}
+			mmap_read_unlock(mms[i]);
+		}
+		mmput(mms[i]);
+	}
+	kvfree(mms);
+}
+
 /**
  * uprobe_walk_batch - install or remove the breakpoints of many probes
  * @inode: the file all the probes are on
@@ -1324,6 +1386,8 @@ void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 	unsigned int nr_mms = 0, i, to_analyze = 0;
 	loff_t last = items[nr - 1].uprobe->offset;
 
+	if (install)
+		analyze_ahead(inode, items, nr);
 	down_write(&dup_mmap_sem);
 	mms = collect_mms(inode, items[0].uprobe->offset >> PAGE_SHIFT,
 			  last >> PAGE_SHIFT, &nr_mms,
