@@ -312,23 +312,37 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	if (!utask->xol_slot)
 		goto retry;
 	utask->step_copy = uprobe->arch;
-	xol_fill_slot(area, utask->xol_slot, &utask->step_copy);
 
 	utask->auprobe = &utask->step_copy;
 	utask->vaddr = bp_vaddr;
 	utask->xol_vaddr = xol_slot_vaddr(area, utask->xol_slot);
 	instruction_pointer_set(regs, utask->xol_vaddr);
+	/* Before the slot is filled: the copy may change for this mode. */
 	if (arch_uprobe_pre_xol(utask->auprobe, regs)) {
 		instruction_pointer_set(regs, bp_vaddr);
 		xol_put_slot(area, utask->xol_slot);
 		utask->xol_slot = 0;
-		goto retry;
+		goto cannot_run;
 	}
+	xol_fill_slot(area, utask->xol_slot, &utask->step_copy);
 	utask->state = UTASK_SSTEP;
 	return;
 retry:
 	utask->auprobe = NULL;
 	mark_step_retry(utask, bp_vaddr);
+	return;
+cannot_run:
+	/*
+	 * Not a lack of memory: the instruction cannot be run out of line
+	 * as this thread would run it (x86: code of the other mode than the
+	 * probe was analysed for, which that mode refuses).  Retrying would
+	 * trap forever; the breakpoint leaves this mm instead, and the
+	 * thread runs the original instruction.
+	 */
+	utask->auprobe = NULL;
+	pr_warn_ratelimited("pid %d: cannot run the instruction at %#lx out of line, probe removed from this process\n",
+			    current->pid, bp_vaddr);
+	uprobe_remove_current(uprobe, bp_vaddr);
 }
 
 /* Inline in both callers: the trap handler's hit is the hot one. */

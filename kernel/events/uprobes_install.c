@@ -1495,6 +1495,29 @@ bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr)
 	return removed;
 }
 
+/**
+ * uprobe_remove_current - take a probe's breakpoint out of current->mm
+ * @uprobe: the probe just hit, whose instruction this thread cannot run
+ * @vaddr: where
+ *
+ * Whatever the consumers want: the alternative is a thread that traps
+ * on the breakpoint forever.  A later install (a new mapping, another
+ * registration) may write it again, to the same end.
+ *
+ * Context: process context; takes mmap_lock.
+ */
+void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr)
+{
+	struct mm_struct *mm = current->mm;
+	struct vm_area_struct *vma;
+
+	mmap_write_lock(mm);
+	vma = vma_lookup(mm, vaddr);
+	if (vma_maps_probe(vma, uprobe, vaddr))
+		remove_bp(uprobe, vma, vaddr);
+	mmap_write_unlock(mm);
+}
+
 /* ---- mmap, munmap, fork, exit ---- */
 
 /**

@@ -419,6 +419,34 @@ static __always_inline bool uprobe_x86_push64(const struct uprobe_x86_op *op,
 	return true;
 }
 
+/*
+ * The plan for the mode the thread runs in now, made afresh.  The plan a
+ * probe keeps is for the mode of the first mm that mapped it, and the
+ * hardware decides per instruction: a 32-bit program's probe first mapped
+ * by a 64-bit process, a 64-bit process that far-jumps into 32-bit code.
+ * Such hits pay a decode each.  Return: 0, or the analyser's refusal.
+ */
+static int uprobe_x86_this_mode(const u8 *insn, struct pt_regs *regs,
+				struct uprobe_x86_op *op, u8 *ixol)
+{
+	const char *why;
+
+	return uprobe_x86_analyze(insn, user_64bit_mode(regs), op, ixol, &why);
+}
+
+/* arch_uprobe_skip_sstep() for such a hit, out of the hot path's frame. */
+static noinline bool uprobe_x86_skip_other_mode(struct arch_uprobe *aup,
+						struct pt_regs *regs)
+{
+	struct uprobe_x86_op op;
+	u8 ixol[MAX_UINSN_BYTES];
+
+	if (uprobe_x86_this_mode(aup->insn, regs, &op, ixol) ||
+	    op.emul == UPROBE_EMUL_NONE)
+		return false;
+	return uprobe_x86_emulate_hit(&op, regs);
+}
+
 /**
  * arch_uprobe_skip_sstep() - emulate the probed instruction if we can
  * @aup: the probe
@@ -432,10 +460,10 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs)
 {
 	const struct uprobe_x86_op *op = &aup->op;
 
+	/* Decoded for the other mode: see uprobe_x86_this_mode(). */
+	if (unlikely(op->is64 != user_64bit_mode(regs)))
+		return uprobe_x86_skip_other_mode(aup, regs);
 	if (op->emul == UPROBE_EMUL_NONE)
-		return false;
-	/* Decoded for the other mode: a 64-bit task running 32-bit code. */
-	if (op->is64 != user_64bit_mode(regs))
 		return false;
 	/* The common first instructions of a function, without a frame. */
 	if (!(regs->flags & X86_EFLAGS_TF)) {
@@ -627,6 +655,11 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 	const char *why;
 	int err;
 
+	/*
+	 * The plan is for this mm's mode; a thread running the code in the
+	 * other mode gets a plan of its own at each hit (see
+	 * uprobe_x86_this_mode()).
+	 */
 	err = uprobe_x86_analyze(aup->insn, is64, &aup->op, aup->ixol, &why);
 	if (err)
 		pr_info("cannot probe %s instruction %*ph at 0x%lx: %s\n",
@@ -641,8 +674,12 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
  * @aup: the probe
  * @regs: user registers; the core has pointed ip at the slot
  *
+ * The core fills the slot from @aup after this: a thread in the other mode
+ * than the plan's gets this mode's plan, copy included.
+ *
  * Context: task context of the probed task.
- * Return: 0, or -EINVAL for a plan that has no out-of-line form.
+ * Return: 0; -EINVAL for a plan that has no out-of-line form, -ENOEXEC
+ * for an instruction refused in the thread's mode.
  */
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 {
@@ -650,7 +687,11 @@ int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 	struct arch_uprobe_task *at = &utask->autask;
 	const struct uprobe_x86_op *op = &aup->op;
 
-	if (!uprobe_x86_has_xol_form(op) || op->is64 != user_64bit_mode(regs))
+	/* @aup is the thread's own copy: it may take this mode's plan. */
+	if (op->is64 != user_64bit_mode(regs) &&
+	    uprobe_x86_this_mode(aup->insn, regs, &aup->op, aup->ixol))
+		return -ENOEXEC;
+	if (!uprobe_x86_has_xol_form(op))
 		return -EINVAL;
 
 	regs->ip = utask->xol_vaddr;

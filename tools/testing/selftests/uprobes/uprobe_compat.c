@@ -131,4 +131,59 @@ TEST_F(compat, entry_and_return_probes_count_the_same_calls)
 	EXPECT_EQ(100, UT_LINES(1, 0));
 }
 
+/*
+ * The probe is analysed in the first mm that maps its file.  Here that
+ * is this 64-bit test, which maps the 32-bit target read-only before the
+ * event is enabled, so the plan is made for 64-bit code; the 32-bit
+ * target's hits must still run its instructions as 32-bit code, with
+ * every hit counted, and finish (a plan of the wrong mode once made each
+ * hit retry its step forever).
+ */
+TEST_F(compat, probe_first_mapped_by_64bit_process_runs_in_32bit_task)
+{
+	static const char *const fns[] = { "ut32_lea", "ut32_push" };
+	char *const args[2][5] = { { "lea", "50", "4", "5", NULL },
+				   { "push", "50", "7", NULL } };
+	static const char *const want[] = { "ok 9", "ok 8" };
+	struct ut_target *t;
+	char out[128];
+	unsigned int i;
+	long off;
+	void *map;
+	int fd, st, waited;
+
+	NEED_TARGET32();
+	fd = open(self->target, O_RDONLY);
+	ASSERT_LE(0, fd);
+	map = mmap(NULL, 1 << 20, PROT_READ, MAP_PRIVATE, fd, 0);
+	ASSERT_NE(MAP_FAILED, map);
+	close(fd);
+	for (i = 0; i < ARRAY_SIZE(fns); i++) {
+		UT_SYM(off, self->target, fns[i]);
+		UT_PROBE(i, 'p', self->target, off, NULL, NULL);
+		UT_ENABLE(i, true);
+	}
+	for (i = 0; i < ARRAY_SIZE(fns); i++) {
+		UT_START(t, "uprobe_target32", args[i]);
+		/* A thread trapping forever never exits: give it 20 s. */
+		for (waited = 0; waited < 2000; waited++) {
+			if (waitpid(t->pid, &st, WNOHANG) == t->pid)
+				break;
+			usleep(10000);
+		}
+		ASSERT_GT(2000, waited) TH_LOG("the 32-bit %s did not finish", fns[i]);
+		t->pid = 0;
+		EXPECT_EQ(0, st) TH_LOG("the 32-bit target ended with 0x%x", st);
+		out[0] = '\0';
+		if (!fgets(out, sizeof(out), t->from))
+			out[0] = '\0';
+		out[strcspn(out, "\n")] = '\0';
+		fclose(t->from);
+		close(t->to);
+		EXPECT_STREQ(want[i], out);
+		EXPECT_EQ(50, UT_HITS(i)) TH_LOG("hits of %s", fns[i]);
+	}
+	munmap(map, 1 << 20);
+}
+
 UT_HARNESS_MAIN
