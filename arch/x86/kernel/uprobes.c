@@ -58,6 +58,7 @@
 #include <asm/debugreg.h>
 #include <asm/fsgsbase.h>
 #include <asm/insn.h>
+#include <asm/trapnr.h>
 #include <asm/unaligned.h>
 
 #include "uprobes_insn.h"
@@ -281,9 +282,43 @@ static bool uprobe_x86_branch_target(const struct uprobe_x86_op *op,
 }
 #endif
 
-/* Emulate @op at regs->ip; false if it would fault and nothing was done. */
-static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
-			       struct pt_regs *regs)
+/*
+ * A branch of 64-bit code to a non-canonical address raises #GP at the
+ * branch, before it pushes or pops anything: IRET to such an ip would
+ * fault later, with the wrong frame.  (32-bit targets wrap, as ip does.)
+ */
+static bool uprobe_x86_bad_target(const struct uprobe_x86_op *op,
+				  unsigned long ip)
+{
+#ifdef CONFIG_X86_64
+	return op->is64 && !__is_canonical_address(ip, __VIRTUAL_MASK_SHIFT + 1);
+#else
+	return false;
+#endif
+}
+
+/* What uprobe_x86_emulate() did. */
+enum uprobe_x86_emulated {
+	UPROBE_X86_NOT_DONE,	/* nothing: it would fault, the CPU must run it */
+	UPROBE_X86_DONE,	/* its effect is in @regs */
+	UPROBE_X86_FAULTED,	/* it raised its fault, @regs untouched */
+};
+
+/* What the CPU does for that #GP in user mode: regs untouched. */
+static enum uprobe_x86_emulated uprobe_x86_raise_gp(void)
+{
+	current->thread.error_code = 0;
+	current->thread.trap_nr = X86_TRAP_GP;
+	force_sig(SIGSEGV);
+	return UPROBE_X86_FAULTED;
+}
+
+/*
+ * Emulate @op at regs->ip.  A branch to a non-canonical target gets its
+ * #GP here; any other fault is left to the CPU, with nothing done.
+ */
+static enum uprobe_x86_emulated uprobe_x86_emulate(const struct uprobe_x86_op *op,
+						   struct pt_regs *regs)
 {
 	unsigned int word = uprobe_x86_word(op);
 	unsigned long next = regs->ip + op->len;
@@ -294,10 +329,14 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 		break;
 	case UPROBE_EMUL_JMP:
 		new_ip = next + op->imm;
+		if (uprobe_x86_bad_target(op, new_ip))
+			return uprobe_x86_raise_gp();
 		break;
 	case UPROBE_EMUL_JCC:
 		if (uprobe_x86_cond(op->cc, regs->flags))
 			new_ip = next + op->imm;
+		if (uprobe_x86_bad_target(op, new_ip))
+			return uprobe_x86_raise_gp();
 		break;
 	case UPROBE_EMUL_LOOP:
 		/* The counter is rcx (ecx in a compat task). */
@@ -307,30 +346,37 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 		if (uprobe_x86_loop_taken(op->cc, uprobe_x86_trunc(op, val),
 					  regs->flags))
 			new_ip = next + op->imm;
+		/* The faulting loop leaves rcx as it was. */
+		if (uprobe_x86_bad_target(op, new_ip))
+			return uprobe_x86_raise_gp();
 		regs->cx = val;
 		break;
 	case UPROBE_EMUL_CALL:
+		new_ip = next + op->imm;
+		if (uprobe_x86_bad_target(op, new_ip))
+			return uprobe_x86_raise_gp();
 		val = uprobe_x86_trunc(op, regs->sp - word);
 		if (uprobe_x86_put_word(op, val, uprobe_x86_trunc(op, next)))
-			return false;
+			return UPROBE_X86_NOT_DONE;
 		regs->sp = val;
-		new_ip = next + op->imm;
 		break;
 	case UPROBE_EMUL_RET:
 		if (uprobe_x86_get_word(op, regs->sp, &new_ip))
-			return false;
+			return UPROBE_X86_NOT_DONE;
+		if (uprobe_x86_bad_target(op, new_ip))
+			return uprobe_x86_raise_gp();
 		regs->sp = uprobe_x86_trunc(op, regs->sp + word + op->imm);
 		break;
 	case UPROBE_EMUL_PUSH:
 		/* push %rsp pushes the value from before the push. */
 		val = uprobe_x86_trunc(op, regs->sp - word);
 		if (uprobe_x86_put_word(op, val, *uprobe_x86_gpr(regs, op->reg)))
-			return false;
+			return UPROBE_X86_NOT_DONE;
 		regs->sp = val;
 		break;
 	case UPROBE_EMUL_POP:
 		if (uprobe_x86_get_word(op, regs->sp, &val))
-			return false;
+			return UPROBE_X86_NOT_DONE;
 		/* pop %rsp leaves the popped value, not the incremented one. */
 		regs->sp = uprobe_x86_trunc(op, regs->sp + word);
 		*uprobe_x86_gpr(regs, op->reg) = val;
@@ -356,26 +402,26 @@ static bool uprobe_x86_emulate(const struct uprobe_x86_op *op,
 		break;
 	case UPROBE_EMUL_MOV_MEM:
 		if (!uprobe_x86_mov_mem(op, regs, next))
-			return false;
+			return UPROBE_X86_NOT_DONE;
 		break;
 	case UPROBE_EMUL_JMP_IND:
 		if (!uprobe_x86_branch_target(op, regs, next, &new_ip))
-			return false;
+			return UPROBE_X86_NOT_DONE;
 		break;
 	case UPROBE_EMUL_CALL_IND:
 		/* The target first: call *(%rsp) reads the old top. */
 		if (!uprobe_x86_branch_target(op, regs, next, &val))
-			return false;
+			return UPROBE_X86_NOT_DONE;
 		if (put_user((u64)next, (u64 __user *)(regs->sp - 8)))
-			return false;
+			return UPROBE_X86_NOT_DONE;
 		regs->sp -= 8;
 		new_ip = val;
 		break;
 	default:
-		return false;
+		return UPROBE_X86_NOT_DONE;
 	}
 	regs->ip = uprobe_x86_trunc(op, new_ip);
-	return true;
+	return UPROBE_X86_DONE;
 }
 
 /*
@@ -387,8 +433,14 @@ static noinline bool uprobe_x86_emulate_hit(const struct uprobe_x86_op *op,
 {
 	unsigned long next = regs->ip + op->len;
 
-	if (!uprobe_x86_emulate(op, regs))
+	switch (uprobe_x86_emulate(op, regs)) {
+	case UPROBE_X86_NOT_DONE:
 		return false;
+	case UPROBE_X86_FAULTED:
+		return true;	/* a faulting instruction ends no step */
+	case UPROBE_X86_DONE:
+		break;
+	}
 	if (regs->flags & X86_EFLAGS_TF)
 		uprobe_x86_report_step(regs, test_thread_flag(TIF_BLOCKSTEP),
 				       regs->ip != uprobe_x86_trunc(op, next));
@@ -408,7 +460,8 @@ static __always_inline bool uprobe_x86_push64(const struct uprobe_x86_op *op,
 
 	if (op->emul == UPROBE_EMUL_PUSH)
 		val = *uprobe_x86_gpr(regs, op->reg);	/* %rsp: the old value */
-	else if (op->emul == UPROBE_EMUL_CALL)
+	else if (op->emul == UPROBE_EMUL_CALL &&
+		 !uprobe_x86_bad_target(op, next + op->imm))
 		val = next;
 	else
 		return false;

@@ -191,6 +191,42 @@ TEST_F(sig, bad_indirect_jump_faults_as_without_probe)
 }
 
 /*
+ * A probed ret to a non-canonical address: the CPU raises #GP at the ret
+ * itself, before it pops, so the program's handler sees RIP at the ret,
+ * RSP still at the pushed address, si_code SI_KERNEL and si_addr 0.  An
+ * emulator that pops and moves ip first has the fault come from the
+ * return to user space instead, with another frame.  What this machine
+ * does without the probe is logged but not the reference: QEMU's TCG
+ * returns first and faults at the fetch, unlike the CPUs it models.
+ */
+TEST_F(sig, ret_to_noncanonical_faults_at_the_ret)
+{
+	/* Not canonical with 4- or 5-level page tables alike. */
+	static const char *const targets[] = { "0x8000000000000000",
+						"0x0100000000000000" };
+	/* -1 from the handler, 1 signal, RIP and RSP offsets 0, si_addr 0 */
+	static const char want[] = "ok -1 1 0x0 0 0x0 128";
+	struct ut_target *t;
+	unsigned int i;
+	char r[256];
+	long off;
+
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "retfault %s", targets[0]);
+	TH_LOG("unprobed on this machine: %s", r);
+	UT_SYM(off, self->target, "ut_retptr_ret");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	for (i = 0; i < ARRAY_SIZE(targets); i++) {
+		UT_CMD(t, r, "retfault %s", targets[i]);
+		EXPECT_STREQ(want, r) TH_LOG("probed, ret to %s", targets[i]);
+	}
+	EXPECT_EQ(2, UT_HITS(0));
+	UT_CMD(t, r, "call ut_step 3 4 5");
+	EXPECT_EQ(9, ut_okval(r)) TH_LOG("the program after the faults");
+}
+
+/*
  * A probed division by zero: SIGFPE at the div's own address, in the
  * context and in si_addr, once; the same instruction divides right
  * afterwards.

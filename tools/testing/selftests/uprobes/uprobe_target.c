@@ -243,6 +243,25 @@ asm("	.text\n"
 "ut_callptr_end:\n"
 "	ret\n"
 "	.size ut_callptr, .-ut_callptr\n"
+/*
+ * A return to a: the CPU raises #GP at the ret when a is not canonical
+ * (QEMU's TCG returns first and faults at the fetch).  ut_retptr_end
+ * resumes from either with the stack as at the call.
+ */
+"	.p2align 4\n"
+"	.globl ut_retptr\n"
+"	.type ut_retptr, @function\n"
+"ut_retptr:\n"
+"	mov %rsp, ut_retptr_sp(%rip)\n"
+"	push %rdi\n"
+"	.globl ut_retptr_ret\n"
+"ut_retptr_ret:\n"
+"	ret\n"
+"	.globl ut_retptr_end\n"
+"ut_retptr_end:\n"
+"	mov ut_retptr_sp(%rip), %rsp\n"
+"	ret\n"
+"	.size ut_retptr, .-ut_retptr\n"
 /* A jump to a: faults there, or at the jmp when a is not canonical. */
 "	.p2align 4\n"
 "	.globl ut_jmpptr\n"
@@ -559,6 +578,9 @@ long ut_jmpmem(long a);
 long ut_jmptab(long a, long b);
 long ut_callptr(long p, long a);
 long ut_jmpptr(long p);
+long ut_retptr(long p);
+extern char ut_retptr_ret[], ut_retptr_end[];
+long ut_retptr_sp;
 long ut_jmp(long a);
 long ut_jcc(long a);
 long ut_load(long p);
@@ -881,7 +903,7 @@ static void *crowd_run(void *arg)
 /* Signal bookkeeping for the signal commands. */
 static volatile long nsig, handler_calls;
 static ut_fn sig_fn;
-static volatile long sig_rip, sig_addr, sig_code;
+static volatile long sig_rip, sig_addr, sig_code, sig_rsp;
 /* Where a caught SIGSEGV or SIGBUS resumes, with -1 in %rax. */
 static void *sig_resume;
 /* The "[uprobes]" mapping, and the signals whose context was inside it. */
@@ -924,6 +946,7 @@ static void where_handler(int sig, siginfo_t *si, void *ucv)
 	ucontext_t *uc = ucv;
 
 	sig_rip = uc->uc_mcontext.gregs[REG_RIP];
+	sig_rsp = uc->uc_mcontext.gregs[REG_RSP];
 	sig_addr = (long)si->si_addr;
 	sig_code = si->si_code;
 	nsig++;
@@ -1611,6 +1634,18 @@ static void run(char *line)
 
 		printf("ok %ld %ld 0x%lx 0x%lx %ld\n", r, nsig, sig_rip,
 		       sig_addr, sig_code);
+	} else if (!strcmp(argv[0], "retfault") && argc >= 2) {
+		/*
+		 * retfault ADDR: ut_retptr(ADDR) under a SIGSEGV handler;
+		 * replies the signal's RIP (from ut_retptr_ret), its RSP
+		 * (from where the pushed ADDR is), si_addr and si_code.
+		 */
+		long r = under_segv((ut_fn)ut_retptr, ut_retptr_end,
+				    parse(argv[1]), 0);
+
+		printf("ok %ld %ld 0x%lx %ld 0x%lx %ld\n", r, nsig,
+		       sig_rip - (long)ut_retptr_ret,
+		       sig_rsp - (ut_retptr_sp - 8), sig_addr, sig_code);
 	} else if (!strcmp(argv[0], "fpe") && argc >= 3) {
 		/* fpe A B: ut_div(A, B) under a SIGFPE handler */
 		long r;
