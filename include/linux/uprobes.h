@@ -21,6 +21,7 @@
 #include <linux/types.h>
 
 struct inode;
+struct path;
 struct mm_struct;
 struct notifier_block;
 struct page;
@@ -238,6 +239,7 @@ void uprobe_unregister_sync(void);
 void uprobe_call_after_unregister(struct rcu_head *head, rcu_callback_t func);
 int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr);
 void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr);
+int uprobe_analyze_unmapped(const struct path *path, loff_t offset);
 
 /* The core, called by mm, fork, exec/exit, signals and traps. */
 void uprobes_init(void);
@@ -322,6 +324,12 @@ static inline int uprobe_register_batch(struct uprobe_reg *regs,
 static inline void uprobe_unregister_batch_nosync(struct uprobe_reg *regs,
 						  unsigned int nr)
 {
+}
+
+static inline int uprobe_analyze_unmapped(const struct path *path,
+					  loff_t offset)
+{
+	return 0;
 }
 
 static inline int uprobe_mmap(struct vm_area_struct *vma)

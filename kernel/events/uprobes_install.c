@@ -34,6 +34,10 @@
 
 #define pr_fmt(fmt) "uprobes: " fmt
 
+#include <linux/compat.h>
+#include <linux/cred.h>
+#include <linux/elf.h>
+#include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
@@ -557,6 +561,76 @@ unlock:
 	mutex_unlock(&uprobes_analyze_mutex);
 	return err;
 }
+
+/*
+ * Is @file code of the mode current runs in?  An ELF header says; other
+ * files (scripts' interpreters are ELF, so: raw code) are taken to be.
+ */
+static bool file_in_current_mode(struct file *file)
+{
+	bool is64 = IS_ENABLED(CONFIG_64BIT) && !in_compat_syscall();
+	u8 ident[EI_NIDENT];
+	loff_t pos = 0;
+
+	if (kernel_read(file, ident, sizeof(ident), &pos) != sizeof(ident) ||
+	    memcmp(ident, ELFMAG, SELFMAG))
+		return true;
+	return ident[EI_CLASS] == (is64 ? ELFCLASS64 : ELFCLASS32);
+}
+
+/**
+ * uprobe_analyze_unmapped - judge a registered probe no process maps yet
+ * @path: the probed file
+ * @offset: the offset a consumer was just registered at
+ *
+ * A probe's instruction is analysed at its first install, in the first mm
+ * that maps it (the architecture needs an mm to know the instruction
+ * set).  With no such mm when it is registered, an instruction the
+ * architecture refuses would be refused only when a process maps the
+ * file, where no error reaches whoever registered the probe, and the
+ * probe would silently never fire.  This reads the instruction through
+ * the file and asks the architecture now, in current's mode, when the
+ * file is code of that mode; the plan itself is still made at the first
+ * install.
+ *
+ * Context: process context, may sleep; no uprobes lock held.
+ * Return: 0 when the probe is fine, already analysed, gone, or cannot be
+ * judged here; the refusal (-ENOTSUPP or -EINVAL) otherwise, and the
+ * caller then unregisters.
+ */
+int uprobe_analyze_unmapped(const struct path *path, loff_t offset)
+{
+	struct uprobe *uprobe = uprobe_find(d_inode(path->dentry), offset);
+	struct arch_uprobe *aup = NULL;
+	struct file *file = NULL;
+	int err = 0;
+
+	if (!uprobe)
+		return 0;
+	if (test_bit(UPROBE_F_ANALYZED, &uprobe->flags) || !current->mm)
+		goto out;
+	/* Some filesystems read a page only through an open file. */
+	file = dentry_open(path, O_RDONLY, current_cred());
+	if (IS_ERR(file)) {
+		file = NULL;
+		goto out;	/* no verdict: the install gives it */
+	}
+	aup = kzalloc(sizeof(*aup), GFP_KERNEL);
+	if (!aup || !file_in_current_mode(file) ||
+	    read_orig_insn(uprobe, file, (u8 *)&aup->insn))
+		goto out;
+	if (is_trap_insn((uprobe_opcode_t *)&aup->insn))
+		err = -ENOTSUPP;
+	else
+		err = arch_uprobe_analyze_insn(aup, current->mm, 0);
+out:
+	if (file)
+		fput(file);
+	kfree(aup);
+	put_uprobe(uprobe);
+	return err;
+}
+EXPORT_SYMBOL_GPL(uprobe_analyze_unmapped);
 
 /* Inline: every install of a batch asks, and only the first analyses. */
 static __always_inline int uprobe_prepare(struct uprobe *uprobe,

@@ -386,6 +386,43 @@ static void trace_uprobe_unregister_consumer(struct trace_uprobe *tu)
 	__trace_uprobe_unregister_consumer(tu, true);
 }
 
+/* Not "* const": tracing_log_err() takes a const char **. */
+static const char *trace_uprobe_enable_errs[] = {
+	"This instruction cannot be probed",
+};
+
+/*
+ * An instruction the core refuses, in a file no process mapped when the
+ * event was enabled: the enable fails, and error_log says where, as for
+ * a definition refused.
+ */
+static int trace_uprobe_check_insn(struct trace_uprobe *tu)
+{
+	const char *grp = trace_probe_group_name(&tu->tp);
+	const char *ev = trace_probe_name(&tu->tp);
+	char *cmd;
+	int ret;
+
+	if (tu->insn_checked)
+		return 0;
+	ret = uprobe_analyze_unmapped(&tu->path, tu->offset);
+	if (!ret) {
+		tu->insn_checked = true;
+		return 0;
+	}
+	cmd = kasprintf(GFP_KERNEL, "%c:%s/%s %s:0x%lx",
+			tu->is_return ? 'r' : 'p', grp, ev, tu->filename,
+			tu->offset);
+	if (cmd) {
+		/* The caret under the offset. */
+		tracing_log_err(NULL, "trace_uprobe", cmd,
+				trace_uprobe_enable_errs, 0,
+				strlen(cmd) - strlen(strrchr(cmd, ':')) + 1);
+		kfree(cmd);
+	}
+	return ret;
+}
+
 /*
  * Register every probe point of an event, or none: a partly enabled event
  * would silently miss the hits of the points that failed.
@@ -399,6 +436,14 @@ static int register_all_consumers(struct trace_probe *tp)
 		ret = trace_uprobe_register_consumer(tu);
 		if (ret)
 			goto undo;
+	}
+	/* Registered, so that a process mapping the file meanwhile counts. */
+	for_each_sibling(tu, tp) {
+		ret = trace_uprobe_check_insn(tu);
+		if (ret) {
+			tu = NULL;	/* undo them all */
+			goto undo;
+		}
 	}
 	return 0;
 

@@ -43,6 +43,8 @@ struct trace_uprobe {
 	bool				batch_wants;
 	struct list_head		batch_node;
 	bool				is_return;
+	/* The instruction passed uprobe_analyze_unmapped() once. */
+	bool				insn_checked;
 	/* A perf-made probe is freed after the handlers: see trace_uprobe.c */
 	union {
 		struct rcu_head		free_rcu;

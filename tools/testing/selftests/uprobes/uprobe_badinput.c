@@ -332,4 +332,37 @@ TEST_F(insn, refused_when_enabled_and_process_untouched)
 	EXPECT_EQ(3, UT_HITS(1));
 }
 
+/*
+ * The same probes, enabled while no process maps the file: the enable
+ * fails all the same, with a line in error_log whose caret points at the
+ * offset, rather than succeed and leave a probe that never fires (its
+ * instruction refused later, at an mmap() no error can come back from).
+ * A process started afterwards runs untouched.
+ */
+TEST_F(insn, refused_when_enabled_with_no_process_mapping_it)
+{
+	char r[256], msg[256], cmd[512], want[512];
+	struct ut_target *t;
+	long off;
+	int err, caret;
+
+	UT_SYM(off, self->target, variant->sym);
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	ut_write("error_log", "");
+	err = ut_ctx_enable(&self->c, 0, true);
+	EXPECT_EQ(-524, err) TH_LOG("enabling a probe on %s, no process mapping it: %s (%d)",
+				    variant->sym, err ? strerror(-err) : "success", err);
+	ASSERT_EQ(0, ut_last_error(msg, sizeof(msg), &caret, cmd, sizeof(cmd)))
+		TH_LOG("nothing in error_log");
+	EXPECT_NE(NULL, strstr(msg, "cannot be probed")) TH_LOG("error_log: %s", msg);
+	snprintf(want, sizeof(want), "p:%s/%s %s:0x%lx", GRP, ut_ev(&self->c, 0),
+		 self->target, off);
+	EXPECT_STREQ(want, cmd);
+	EXPECT_EQ((int)(strrchr(want, ':') - want) + 1, caret)
+		TH_LOG("the caret is not under the offset");
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "ping");
+	EXPECT_UNTOUCHED(t, variant->sym, off);
+}
+
 UT_HARNESS_MAIN
