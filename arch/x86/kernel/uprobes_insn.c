@@ -710,6 +710,7 @@ static int classify(struct uprobe_x86_ctx *c, const u8 *bytes)
 {
 	struct insn *insn = &c->insn;
 	struct uprobe_x86_op *op = c->op;
+	insn_attr_t attr;
 	u8 rex, map;
 
 	memset(op, 0, sizeof(*op));
@@ -727,6 +728,19 @@ static int classify(struct uprobe_x86_ctx *c, const u8 *bytes)
 	op->xol_len = insn->length;
 	memset(c->ixol, UPROBE_SWBP_INSN, MAX_UINSN_BYTES);
 	memcpy(c->ixol, bytes, insn->length);
+	/*
+	 * The decoder takes the byte after a REX prefix, or after four
+	 * distinct legacy prefixes, as the opcode; a legacy prefix or a
+	 * second REX there makes the CPU ignore the REX and go on with
+	 * prefixes: the decoded length, operands and rip-relative form
+	 * would all be wrong.
+	 */
+	attr = inat_get_opcode_attribute(insn->opcode.bytes[0]);
+	if (inat_is_legacy_prefix(attr) ||
+	    (c->is64 && inat_is_rex_prefix(attr)))
+		return refuse(c, insn->rex_prefix.nbytes ?
+			      "REX prefix not right before the opcode" :
+			      "more legacy prefixes than the decoder takes");
 
 	rex = rex_byte(insn);
 	if (has_modrm(c)) {
