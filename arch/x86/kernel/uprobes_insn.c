@@ -94,6 +94,24 @@ static bool has_prefix(struct insn *insn, u8 prefix)
 	return false;
 }
 
+/*
+ * More than one segment prefix: in 64-bit code Intel lets the last one
+ * win even when it is one of the ignored es/cs/ss/ds, AMD ignores those
+ * outright, so "gs ds" addresses through gs on one and not on the other.
+ * Only the CPU itself can run that right.
+ */
+static bool seg_ambiguous(struct insn *insn)
+{
+	int i, n = 0;
+	insn_byte_t p;
+
+	for_each_insn_prefix(insn, i, p)
+		if (p == 0x26 || p == 0x2e || p == 0x36 || p == 0x3e ||
+		    p == 0x64 || p == 0x65)
+			n++;
+	return n > 1;
+}
+
 static u8 rex_byte(struct insn *insn)
 {
 	return insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
@@ -332,7 +350,7 @@ static int classify_mov_mem(struct uprobe_x86_ctx *c)
 	struct uprobe_x86_op *op = c->op;
 	int err = xol(c, UPROBE_FIX_IP);
 
-	if (err || !c->is64 || has_prefix(insn, 0x67) || (fs && gs))
+	if (err || !c->is64 || has_prefix(insn, 0x67) || seg_ambiguous(insn))
 		return err;
 
 	split_address(c);
@@ -466,7 +484,7 @@ static int classify_branch_ind(struct uprobe_x86_ctx *c, bool call)
 	if (has_prefix(insn, 0x66))
 		return refuse(c, "operand-size prefix on a branch");
 	err = xol(c, call ? UPROBE_FIX_CALL : 0);
-	if (err || !c->is64 || has_prefix(insn, 0x67) || (fs && gs))
+	if (err || !c->is64 || has_prefix(insn, 0x67) || seg_ambiguous(insn))
 		return err;
 	if (c->mod == 3) {
 		op->src = c->rm;
