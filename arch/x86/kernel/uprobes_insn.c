@@ -123,6 +123,25 @@ static bool has_modrm(struct uprobe_x86_ctx *c)
 }
 
 /*
+ * Without REX, reg 4-7 of an instruction whose ModRM.reg names a byte
+ * register is %ah, %ch, %dh or %bh: a part of rax, rcx, rdx or rbx.
+ */
+static bool reg_is_high_byte(struct uprobe_x86_ctx *c)
+{
+	struct insn *insn = &c->insn;
+	u8 opc = c->opc;
+
+	if (insn->rex_prefix.nbytes || insn_is_avx(insn) || c->reg < 4 ||
+	    c->reg > 7)
+		return false;
+	if (insn->opcode.bytes[0] == 0x0f)	/* cmpxchg, xadd r/m8, r8 */
+		return insn->opcode.nbytes == 2 && (opc == 0xb0 || opc == 0xc0);
+	/* the ALU ops r/m8,r8 and r8,r/m8; test, xchg, mov r/m8 */
+	return (opc < 0x40 && !(opc & 0xc5)) || opc == 0x84 || opc == 0x86 ||
+	       opc == 0x88 || opc == 0x8a;
+}
+
+/*
  * Registers the out-of-line copy must not borrow as its rip stand-in:
  * those named by ModRM.reg and VEX.vvvv (GPR or not: being generous costs
  * nothing), and those the opcode uses implicitly.
@@ -132,6 +151,9 @@ static u16 scratch_forbidden(struct uprobe_x86_ctx *c)
 	struct insn *insn = &c->insn;
 	u16 mask = BIT(c->reg);
 	u8 m = 0;
+
+	if (reg_is_high_byte(c))
+		mask |= BIT(c->reg - 4);
 
 	if (insn_is_avx(insn)) {
 		mask |= BIT(~X86_VEX_V(insn->vex_prefix.bytes[2]) & 0xf);
