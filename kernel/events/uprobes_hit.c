@@ -76,6 +76,18 @@ bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
 }
 #endif
 
+/**
+ * arch_uprobe_trap_not_ours - a trap instruction no probe owns was hit
+ * @regs: the registers
+ *
+ * The program's own breakpoint: the architecture records what its trap
+ * handler would have before the core sends SIGTRAP, so that the signal
+ * frame is the one the program gets without uprobes.
+ */
+void __weak arch_uprobe_trap_not_ours(struct pt_regs *regs)
+{
+}
+
 static noinline struct uprobe_task *uprobe_alloc_utask(void)
 {
 	current->utask = kzalloc(sizeof(*current->utask), GFP_KERNEL);
@@ -230,6 +242,7 @@ static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
 
 	if (!copy_from_user(&op, (void __user *)bp_vaddr, UPROBE_SWBP_INSN_SIZE) &&
 	    is_trap_insn(&op)) {
+		arch_uprobe_trap_not_ours(regs);
 		force_sig(SIGTRAP);
 		return;
 	}

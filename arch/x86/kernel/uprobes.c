@@ -848,6 +848,20 @@ int arch_uprobe_post_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 }
 
 /**
+ * arch_uprobe_trap_not_ours() - the program's own int3 was hit
+ * @regs: user registers, ip after the int3
+ *
+ * The die notifier took the trap before do_int3_user() could record it:
+ * record it as that would, so the SIGTRAP frame shows trap 3, error 0
+ * rather than the numbers of the task's last fault.
+ */
+void arch_uprobe_trap_not_ours(struct pt_regs *regs)
+{
+	current->thread.trap_nr = X86_TRAP_BP;
+	current->thread.error_code = 0;
+}
+
+/**
  * arch_uprobe_xol_was_trapped() - did the stepped copy fault?
  * @t: the stepping task (current)
  *
