@@ -644,6 +644,20 @@ static __always_inline int uprobe_prepare(struct uprobe *uprobe,
 	return uprobe_analyze(uprobe, vma, vaddr);
 }
 
+/*
+ * Only a probe whose instruction was analysed and accepted writes
+ * breakpoints.  Any other (refused, or never installed: its bytes are not
+ * even known) has none to take back, and the 0xcc a removal would find at
+ * its address is the program's own (a probe on an int3 is refused).
+ */
+static bool uprobe_may_have_bps(struct uprobe *uprobe)
+{
+	if (!test_bit(UPROBE_F_ANALYZED, &uprobe->flags))
+		return false;
+	smp_rmb();	/* analyze_err, set before the bit */
+	return !uprobe->analyze_err;
+}
+
 static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 		      unsigned long vaddr)
 {
@@ -693,6 +707,8 @@ static void remove_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	int ret;
 
 	mmap_assert_write_locked(mm);
+	if (!uprobe_may_have_bps(uprobe))
+		return;
 	if (t) {
 		struct uprobe *owner = bp_table_lookup(t, vaddr);
 
@@ -1274,6 +1290,8 @@ static void remove_page(struct uprobe_bp_table *t, struct vm_area_struct *vma,
 		it = &items[i];
 		it->pick = false;
 		it->written = false;
+		if (!uprobe_may_have_bps(it->uprobe))
+			continue;
 		if (uprobe_has_consumers(it->uprobe) &&
 		    uprobe_filter_chain(it->uprobe, UPROBE_FILTER_UNREGISTER, mm))
 			continue;
@@ -1522,8 +1540,9 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 			     vaddr_to_offset(vma, vaddr));
 	if (!uprobe)
 		goto out;
+	/* A refused probe's 0xcc is the program's own: it gets SIGTRAP. */
 	if (read_opcode(mm, vaddr, &op) || !is_swbp_insn(&op) ||
-	    !test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
+	    !uprobe_may_have_bps(uprobe)) {
 		put_uprobe(uprobe);
 		uprobe = NULL;
 		goto out;

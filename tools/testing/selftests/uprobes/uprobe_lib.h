@@ -964,6 +964,20 @@ static inline void ut_knob_restore(struct ut_knob *k)
 #define UT_CODE_FN	0x100
 #define UT_CODE_DATA	0x800
 
+/* pwrite() @n bytes at @off of @path: the count written, or -errno. */
+static inline int ut_file_write_at(const char *path, long off, const void *buf,
+				   size_t n)
+{
+	int fd = open(path, O_WRONLY), ret;
+
+	if (fd < 0)
+		return -errno;
+	ret = pwrite(fd, buf, n, off);
+	ret = ret < 0 ? -errno : ret;
+	close(fd);
+	return ret;
+}
+
 static inline int ut_code_file(const char *path)
 {
 	static const unsigned char fn[] = { 0xb8, 0x07, 0, 0, 0, 0xc3 };

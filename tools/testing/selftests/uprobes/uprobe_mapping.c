@@ -65,6 +65,85 @@ FIXTURE_TEARDOWN(map)
 } while (0)
 
 /*
+ * A probe on the program's own int3 is refused, and its removal must not
+ * take the int3 for a breakpoint of ours: with another probe's copy of the
+ * page in the program, the "original" byte the refused probe never read
+ * (0x00) was written over it (found by uprobe_insnfuzz).  Both the perf
+ * PMU and tracefs are tried.
+ */
+TEST_F(map, refused_probe_leaves_the_program_s_own_int3)
+{
+	static const unsigned char int3 = 0xcc;
+	struct ut_pmu pmu;
+	int fd, fd2, fd3;
+
+	ASSERT_EQ(1, ut_file_write_at(self->path, UT_CODE_FN + 0x100, &int3, 1));
+	self->hash = ut_file_hash(self->path);
+	PROG(0, RX, false);
+	ut_pmu_init(&pmu);
+	ASSERT_LE(0, pmu.type) TH_LOG("no uprobe PMU");
+	fd = ut_pmu_open(&pmu, self->path, UT_CODE_FN, false, 0, false,
+			 self->p[0].pid, -1);
+	ASSERT_LE(0, fd) TH_LOG("perf uprobe on the function: %s", strerror(-fd));
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+	fd2 = ut_pmu_open(&pmu, self->path, UT_CODE_FN + 0x100, false, 0, false,
+			  self->p[0].pid, -1);
+	EXPECT_GT(0, fd2) TH_LOG("a perf uprobe on an int3 was accepted");
+	EXPECT_EQ(0xcc, CMD(0, UT_PROG_READ, UT_CODE_FN + 0x100, 0))
+		TH_LOG("the program's int3 after a refused perf probe on it");
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN + 0x100, NULL, NULL);
+	EXPECT_NE(0, ut_ctx_enable(&self->c, 0, true))
+		TH_LOG("a tracefs probe on an int3 was enabled");
+	EXPECT_EQ(0xcc, CMD(0, UT_PROG_READ, UT_CODE_FN + 0x100, 0))
+		TH_LOG("the program's int3 after a refused tracefs probe on it");
+	fd3 = ut_pmu_open(&pmu, self->path, UT_CODE_FN + 0x100, true, 0, false,
+			  self->p[0].pid, -1);
+	EXPECT_GT(0, fd3) TH_LOG("a perf uretprobe on an int3 was accepted");
+	EXPECT_EQ(0xcc, CMD(0, UT_PROG_READ, UT_CODE_FN + 0x100, 0))
+		TH_LOG("the program's int3 after a refused return probe on it");
+	close(fd);
+	EXPECT_EQ(0xcc, CMD(0, UT_PROG_READ, UT_CODE_FN + 0x100, 0))
+		TH_LOG("the program's int3 once the other probe is gone");
+	if (fd2 >= 0)
+		close(fd2);
+	if (fd3 >= 0)
+		close(fd3);
+}
+
+/*
+ * A probe whose verdict had to wait (its file claims another ELF class, so
+ * the enable could not judge it) and that the install then refused, on the
+ * program's own int3: the program, which has another probe, must get the
+ * SIGTRAP it gets without probes, not loop on a refused probe's handlers.
+ */
+TEST_F(map, refused_probe_found_at_a_hit_leaves_the_program_its_sigtrap)
+{
+	static const unsigned char elf32[] = { 0x7f, 'E', 'L', 'F', 1 };
+	static const unsigned char int3 = 0xcc;
+	int status = 0, i;
+	pid_t pid;
+
+	ASSERT_EQ(5, ut_file_write_at(self->path, 0, elf32, sizeof(elf32)));
+	ASSERT_EQ(1, ut_file_write_at(self->path, UT_CODE_FN, &int3, 1));
+	self->hash = ut_file_hash(self->path);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+	/* No verdict yet, or refused at once: either way never installed. */
+	ut_ctx_enable(&self->c, 0, true);
+	PROG(0, RX, false);
+	UT_PROBE(1, 'p', self->path, UT_CODE_FN + 0x200, NULL, NULL);
+	UT_ENABLE(1, true);
+	EXPECT_EQ(LONG_MIN, CMD(0, UT_PROG_CALL, 1, 0))
+		TH_LOG("the program ran past its own int3");
+	pid = self->p[0].pid;
+	for (i = 0; i < 100 && waitpid(pid, &status, WNOHANG) != pid; i++)
+		usleep(50000);
+	ASSERT_LT(i, 100) TH_LOG("the program neither died nor answered: a trap loop");
+	self->p[0].pid = 0;
+	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTRAP)
+		TH_LOG("the program ended with status %#x, not SIGTRAP", status);
+}
+
+/*
  * A program's own byte at the probed offset of a writable private mapping
  * (data, or code it patched) is what it reads while the probe is enabled
  * and after: no breakpoint goes where the program can store.
