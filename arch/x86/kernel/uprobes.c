@@ -51,6 +51,7 @@
 #include <linux/ptrace.h>
 #include <linux/sched.h>
 #include <linux/signal.h>
+#include <linux/sizes.h>
 #include <linux/syscalls.h>
 #include <linux/thread_info.h>
 #include <linux/uaccess.h>
@@ -550,6 +551,8 @@ static void uprobe_x86_mark_traps(struct arch_uprobe_task *at)
  * signal frame would go there).
  */
 #define UPROBE_X86_SCRATCH_SAVE		(-136)
+/* The most a memory operand spans (xsave of every component, AMX included). */
+#define UPROBE_X86_MAX_OPERAND		SZ_16K
 
 /**
  * arch_uprobe_direct_start() - the thread goes to run a copy without a step
@@ -574,9 +577,18 @@ bool arch_uprobe_direct_start(struct arch_uprobe *aup, unsigned long vaddr,
 
 	if (op->fix & UPROBE_FIX_SCRATCH) {
 		unsigned long *scratch = uprobe_x86_gpr(regs, op->scratch);
+		unsigned long ea = vaddr + op->len + op->imm;
 		unsigned long __user *save;
 
 		save = (unsigned long __user *)(regs->sp + UPROBE_X86_SCRATCH_SAVE);
+		/*
+		 * The operand itself may be there (data below the stack
+		 * pointer): the copy would change or read our saved value,
+		 * not the program's.  Step it instead.
+		 */
+		if (ea < (unsigned long)save + sizeof(*save) &&
+		    ea + UPROBE_X86_MAX_OPERAND > (unsigned long)save)
+			return false;
 		if (put_user(*scratch, save))
 			return false;
 		at->saved_scratch = *scratch;

@@ -224,6 +224,8 @@ static int fix_rip_relative(struct uprobe_x86_ctx *c)
 		c->ixol[insn_offset_vex_prefix(insn) + 1] |= 0x20; /* ~B = 1 */
 	c->op->scratch = scratch;
 	c->op->fix |= UPROBE_FIX_SCRATCH;
+	/* The operand's address is next-ip + this: see direct runs. */
+	c->op->imm = insn->displacement.value;
 	return 0;
 }
 
@@ -244,6 +246,26 @@ static bool copy_may_move_sp(struct uprobe_x86_ctx *c)
 	       (c->opc == 0x8f && (c->reg & 7) == 0);	/* pop r/m */
 }
 
+/*
+ * Does the rip-relative operand address exactly next-ip + displacement,
+ * within a known span?  Not with an fs/gs base or a 32-bit address, nor
+ * for bt/bts/btr/btc by a register, whose bit offset reaches anywhere: a
+ * direct run, which saves the scratch register below the stack pointer,
+ * could not rule out the operand being that very save slot.
+ */
+static bool rip_operand_bounded(struct uprobe_x86_ctx *c)
+{
+	struct insn *insn = &c->insn;
+
+	if (has_prefix(insn, 0x64) || has_prefix(insn, 0x65) ||
+	    has_prefix(insn, 0x67))
+		return false;
+	return insn_is_avx(insn) || insn->opcode.bytes[0] != 0x0f ||
+	       insn->opcode.nbytes != 2 ||
+	       (c->opc != 0xa3 && c->opc != 0xab && c->opc != 0xb3 &&
+		c->opc != 0xbb);
+}
+
 /* Can the out-of-line form run as a copy and a jump back (see @direct)? */
 static bool direct_form(struct uprobe_x86_ctx *c)
 {
@@ -254,7 +276,7 @@ static bool direct_form(struct uprobe_x86_ctx *c)
 	if (op->fix == UPROBE_FIX_IP)
 		return true;
 	return op->fix == (UPROBE_FIX_IP | UPROBE_FIX_SCRATCH) &&
-	       !copy_may_move_sp(c);
+	       !copy_may_move_sp(c) && rip_operand_bounded(c);
 }
 
 /* Run out of line, fixing ip afterwards unless @fix says otherwise. */

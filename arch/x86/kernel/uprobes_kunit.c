@@ -969,6 +969,11 @@ static void uk_direct_test(struct kunit *test)
 		{ { 0x9c }, true, false },			/* pushf */
 		{ { 0xf3, 0xa4 }, true, false },		/* rep movsb */
 		{ { 0xeb, 0x10 }, true, false },		/* jmp: no copy */
+		/* ... or its operand may be the save slot below the stack */
+		{ { 0x64, 0x03, 0x05, 1, 2, 3, 4 }, true, false },	/* add %fs:x(%rip),%eax */
+		{ { 0x67, 0x03, 0x05, 1, 2, 3, 4 }, true, false },	/* add x(%eip),%eax */
+		{ { 0x48, 0x0f, 0xab, 0x0d, 1, 2, 3, 4 }, true, false }, /* bts %rcx */
+		{ { 0x0f, 0xba, 0x2d, 1, 2, 3, 4, 5 }, true, true },	/* bts $5,x(%rip) */
 	};
 	struct pt_regs regs = { .cs = __USER_CS, .flags = X86_EFLAGS_IF };
 	const unsigned long vaddr = 0x7f0012345678UL;
