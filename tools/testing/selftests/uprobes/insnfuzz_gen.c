@@ -1,0 +1,1075 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * The differential fuzzer's instruction generator: valid x86-64 encodings
+ * of every class the uprobes analyser tells apart, with random legacy,
+ * REX and VEX prefixes and every ModRM/SIB form, and for each one the
+ * machine states it runs from (registers placing its memory operand in
+ * the data pages, at a page boundary or on a page that faults; branch
+ * targets in the cell's landing area or on unmapped pages).
+ *
+ * Instructions that would change the process rather than the case are
+ * never generated: system calls, segment loads, fs/gs base writes,
+ * wrpkru and xrstor; neither are the nondeterministic ones (rdtsc,
+ * rdrand, rdseed).  The random class draws bytes behind random prefixes
+ * and drops a draw containing any of those opcodes.
+ */
+#include <string.h>
+
+#include "insnfuzz.h"
+
+#ifndef ARRAY_SIZE
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#endif
+#ifndef fallthrough
+#define fallthrough __attribute__((__fallthrough__))
+#endif
+
+/* Operand and encoding flags of a table entry. */
+#define M	0x0001		/* ModRM */
+#define MO	0x0002		/* memory operand only */
+#define RO	0x0004		/* register operand only */
+#define I8	0x0008
+#define IZ	0x0010		/* imm16 with 66, else imm32 */
+#define IV	0x0020		/* imm16/32/64 by operand size (b8+r) */
+#define I16	0x0040
+#define R8	0x0080		/* rel8 */
+#define R32	0x0100		/* rel32 */
+#define OPR	0x0200		/* register in the opcode's low bits */
+#define N66	0x0400		/* no random operand-size prefix */
+#define LCK	0x0800		/* lock is valid with a memory operand */
+#define FM	0x1000		/* ext is the whole ModRM byte */
+#define BYTE	0x2000		/* byte operand */
+#define NW	0x4000		/* no random REX.W */
+#define I16I8	0x8000		/* enter: imm16, imm8 */
+/*
+ * No rip-relative form: QEMU 7.2's TCG leaves the imm8 out of the next-ip
+ * it adds the displacement to (one byte short), where CPUs do not.
+ */
+#define NRIP	0x10000
+
+struct ifz_op {
+	uint8_t cls, map, opc;
+	int16_t ext;		/* ModRM.reg, or the ModRM byte with FM; -1 any */
+	uint8_t mp;		/* mandatory prefix */
+	uint32_t fl;
+	uint16_t need;
+	uint8_t size;		/* memory operand bytes, 0: operand size */
+};
+
+#define X(c, m, o, e, p, f, n, s) { IFZ_##c, m, o, e, p, f, n, s }
+
+static const struct ifz_op legacy_ops[] = {
+	/* emulated */
+	X(NOP, 0, 0x90, -1, 0, NW, 0, 0),
+	X(NOP, 0, 0x90, -1, 0xf3, NW, 0, 0),			/* pause */
+	X(NOP, 1, 0x1f, 0, 0, M, 0, 0),				/* nopl/nopw */
+	X(NOP, 1, 0x1e, 0xfa, 0xf3, M | FM, 0, 0),		/* endbr64 */
+	X(NOP, 1, 0x1e, 0xfb, 0xf3, M | FM, 0, 0),		/* endbr32 */
+	X(JMP, 0, 0xeb, -1, 0, R8 | N66, 0, 0),
+	X(JMP, 0, 0xe9, -1, 0, R32 | N66, 0, 0),
+	X(JCC, 0, 0x70, -1, 0, R8 | N66 | OPR, 0, 0),		/* 70-7f */
+	X(JCC, 1, 0x80, -1, 0, R32 | N66 | OPR, 0, 0),		/* 0f 80-8f */
+	X(LOOP, 0, 0xe0, -1, 0, R8 | N66, IFZ_NEED_COUNT, 0),
+	X(LOOP, 0, 0xe1, -1, 0, R8 | N66, IFZ_NEED_COUNT, 0),
+	X(LOOP, 0, 0xe2, -1, 0, R8 | N66, IFZ_NEED_COUNT, 0),
+	X(LOOP, 0, 0xe3, -1, 0, R8 | N66, IFZ_NEED_COUNT, 0),
+	X(CALL, 0, 0xe8, -1, 0, R32 | N66, 0, 0),
+	X(RET, 0, 0xc3, -1, 0, N66, IFZ_NEED_RETADDR, 0),
+	X(RET, 0, 0xc2, -1, 0, I16 | N66, IFZ_NEED_RETADDR, 0),
+	X(PUSH, 0, 0x50, -1, 0, OPR, 0, 0),
+	X(POP, 0, 0x58, -1, 0, OPR, 0, 0),
+	X(MOV, 0, 0x89, -1, 0, M | RO, 0, 0),
+	X(MOV, 0, 0x8b, -1, 0, M | RO, 0, 0),
+	X(MOV, 0, 0x88, -1, 0, M | RO | BYTE, 0, 0),
+	X(ALU_SP, 0, 0x83, 0xc4, 0, M | FM | I8, 0, 0),	/* add $i8, %rsp */
+	X(ALU_SP, 0, 0x83, 0xec, 0, M | FM | I8, 0, 0),	/* sub $i8, %rsp */
+	X(ALU_SP, 0, 0x81, 0xc4, 0, M | FM | IZ, 0, 0),
+	X(ALU_SP, 0, 0x81, 0xec, 0, M | FM | IZ, 0, 0),
+	X(LEA, 0, 0x8d, -1, 0, M | MO, 0, 0),
+	X(MOV_MEM, 0, 0x89, -1, 0, M | MO, 0, 0),
+	X(MOV_MEM, 0, 0x8b, -1, 0, M | MO, 0, 0),
+	X(MOV_IMM, 0, 0xb8, -1, 0, OPR | IV, 0, 0),
+	X(MOV_IMM, 0, 0xc7, 0, 0, M | RO | IZ, 0, 0),
+	X(JMP_IND, 0, 0xff, 4, 0, M | RO | N66, IFZ_NEED_TARGET_REG, 0),
+	X(JMP_IND, 0, 0xff, 4, 0, M | MO | N66, IFZ_NEED_TARGET_MEM, 8),
+	X(CALL_IND, 0, 0xff, 2, 0, M | RO | N66, IFZ_NEED_TARGET_REG, 0),
+	X(CALL_IND, 0, 0xff, 2, 0, M | MO | N66, IFZ_NEED_TARGET_MEM, 8),
+
+	/* general-register ops out of line */
+	X(ALU, 0, 0x00, -1, 0, M | LCK | BYTE, 0, 0),	/* add; the next 7 too */
+	X(ALU, 0, 0x01, -1, 0, M | LCK, 0, 0),
+	X(ALU, 0, 0x02, -1, 0, M | BYTE, 0, 0),
+	X(ALU, 0, 0x03, -1, 0, M, 0, 0),
+	X(ALU, 0, 0x05, -1, 0, IZ, 0, 0),
+	X(ALU, 0, 0x11, -1, 0, M | LCK, 0, 0),		/* adc */
+	X(ALU, 0, 0x19, -1, 0, M | LCK, 0, 0),		/* sbb */
+	X(ALU, 0, 0x21, -1, 0, M | LCK, 0, 0),		/* and */
+	X(ALU, 0, 0x2b, -1, 0, M, 0, 0),		/* sub */
+	X(ALU, 0, 0x31, -1, 0, M | LCK, 0, 0),		/* xor */
+	X(ALU, 0, 0x39, -1, 0, M, 0, 0),		/* cmp */
+	X(ALU, 0, 0x3c, -1, 0, I8 | BYTE, 0, 0),
+	X(ALU, 0, 0x63, -1, 0, M, 0, 4),		/* movsxd */
+	X(ALU, 0, 0x69, -1, 0, M | IZ, 0, 0),		/* imul */
+	X(ALU, 0, 0x6b, -1, 0, M | I8, 0, 0),
+	X(ALU, 0, 0x80, -1, 0, M | I8 | LCK | BYTE, 0, 0),
+	X(ALU, 0, 0x81, -1, 0, M | IZ | LCK, 0, 0),
+	X(ALU, 0, 0x83, -1, 0, M | I8 | LCK, 0, 0),
+	X(ALU, 0, 0x85, -1, 0, M, 0, 0),		/* test */
+	X(ALU, 0, 0x86, -1, 0, M | BYTE, 0, 0),		/* xchg */
+	X(ALU, 0, 0x87, -1, 0, M, 0, 0),
+	X(ALU, 0, 0x88, -1, 0, M | MO | BYTE, 0, 0),
+	X(ALU, 0, 0x89, -1, 0x66, M, 0, 0),		/* movw */
+	X(ALU, 0, 0x8a, -1, 0, M | BYTE, 0, 0),
+	X(ALU, 0, 0x8c, -1, 0, M, 0, 2),		/* mov sreg, r/m */
+	X(ALU, 0, 0x90, -1, 0, OPR, 0, 0),		/* xchg r, rax */
+	X(ALU, 0, 0x98, -1, 0, 0, 0, 0),		/* cbw/cwde/cdqe */
+	X(ALU, 0, 0x99, -1, 0, 0, 0, 0),		/* cwd/cdq/cqo */
+	X(ALU, 0, 0x9e, -1, 0, 0, 0, 0),		/* sahf */
+	X(ALU, 0, 0x9f, -1, 0, 0, 0, 0),		/* lahf */
+	X(ALU, 0, 0xa8, -1, 0, I8, 0, 0),
+	X(ALU, 0, 0xb0, -1, 0, OPR | I8, 0, 0),		/* mov $i8, r8 */
+	X(ALU, 0, 0xb8, -1, 0x66, OPR | IV, 0, 0),	/* movw $i16 */
+	X(ALU, 0, 0xc0, -1, 0, M | I8 | BYTE, 0, 0),	/* shifts */
+	X(ALU, 0, 0xc1, -1, 0, M | I8, 0, 0),
+	X(ALU, 0, 0xc6, 0, 0, M | I8 | BYTE, 0, 0),
+	X(ALU, 0, 0xc7, 0, 0, M | MO | IZ, 0, 0),
+	X(ALU, 0, 0xd1, -1, 0, M, 0, 0),
+	X(ALU, 0, 0xd3, -1, 0, M, 0, 0),
+	X(ALU, 0, 0xf5, -1, 0, 0, 0, 0),		/* cmc */
+	X(ALU, 0, 0xf6, -1, 0, M | BYTE, 0, 0),	/* test/not/neg/mul/div */
+	X(ALU, 0, 0xf7, -1, 0, M, 0, 0),
+	X(ALU, 0, 0xf8, -1, 0, 0, 0, 0),		/* clc; stc f9 */
+	X(ALU, 0, 0xf9, -1, 0, 0, 0, 0),
+	X(ALU, 0, 0xfc, -1, 0, 0, 0, 0),		/* cld; std fd */
+	X(ALU, 0, 0xfd, -1, 0, 0, 0, 0),
+	X(ALU, 0, 0xfe, 0, 0, M | LCK | BYTE, 0, 0),	/* inc */
+	X(ALU, 0, 0xff, 1, 0, M | LCK, 0, 0),		/* dec */
+	X(ALU, 1, 0x40, -1, 0, M | OPR, 0, 0),		/* cmovcc */
+	X(ALU, 1, 0x90, 0, 0, M | OPR | BYTE, 0, 1),	/* setcc */
+	X(ALU, 1, 0xa3, -1, 0, M, 0, 0),		/* bt */
+	X(ALU, 1, 0xab, -1, 0, M | LCK, 0, 0),		/* bts */
+	X(ALU, 1, 0xba, -1, 0, M | I8 | LCK, 0, 0),	/* bt* $i8 */
+	X(ALU, 1, 0xa4, -1, 0, M | I8 | NRIP, 0, 0),	/* shld */
+	X(ALU, 1, 0xad, -1, 0, M, 0, 0),		/* shrd %cl */
+	X(ALU, 1, 0xaf, -1, 0, M, 0, 0),		/* imul */
+	X(ALU, 1, 0xb0, -1, 0, M | LCK | BYTE, 0, 0),	/* cmpxchg */
+	X(ALU, 1, 0xb1, -1, 0, M | LCK, 0, 0),
+	X(ALU, 1, 0xb6, -1, 0, M, 0, 1),		/* movzx */
+	X(ALU, 1, 0xbf, -1, 0, M, 0, 2),		/* movsx */
+	X(ALU, 1, 0xbc, -1, 0, M, 0, 0),		/* bsf */
+	X(ALU, 1, 0xbd, -1, 0xf3, M, 0, 0),		/* lzcnt */
+	X(ALU, 1, 0xb8, -1, 0xf3, M, 0, 0),		/* popcnt */
+	X(ALU, 1, 0xc1, -1, 0, M | LCK, 0, 0),		/* xadd */
+	X(ALU, 1, 0xc8, -1, 0, OPR, 0, 0),		/* bswap */
+	X(ALU, 1, 0xc7, 1, 0, M | MO | LCK, 0, 16),	/* cmpxchg8b/16b */
+	X(ALU, 2, 0xf0, -1, 0, M | MO, 0, 0),		/* movbe */
+	X(ALU, 2, 0xf1, -1, 0, M | MO, 0, 0),
+	X(ALU, 2, 0xf1, -1, 0xf2, M, 0, 0),		/* crc32 */
+
+	/* legacy vector ops */
+	X(SSE, 1, 0x10, -1, 0, M | N66, 0, 16),		/* movups */
+	X(SSE, 1, 0x11, -1, 0xf2, M | N66, 0, 8),	/* movsd */
+	X(SSE, 1, 0x28, -1, 0x66, M, IFZ_NEED_ALIGN16, 16),	/* movapd */
+	X(SSE, 1, 0x29, -1, 0, M | N66, IFZ_NEED_ALIGN16, 16),	/* movaps */
+	X(SSE, 1, 0x2a, -1, 0xf2, M, 0, 0),		/* cvtsi2sd */
+	X(SSE, 1, 0x2c, -1, 0xf2, M, 0, 8),		/* cvttsd2si */
+	X(SSE, 1, 0x2e, -1, 0, M, 0, 4),		/* ucomiss */
+	X(SSE, 1, 0x51, -1, 0xf3, M, 0, 4),		/* sqrtss */
+	X(SSE, 1, 0x57, -1, 0, M | N66, IFZ_NEED_ALIGN16, 16),	/* xorps */
+	X(SSE, 1, 0x58, -1, 0x66, M, IFZ_NEED_ALIGN16, 16),	/* addpd */
+	X(SSE, 1, 0x59, -1, 0xf2, M, 0, 8),		/* mulsd */
+	X(SSE, 1, 0x5e, -1, 0, M | N66, IFZ_NEED_ALIGN16, 16),	/* divps */
+	X(SSE, 1, 0x6e, -1, 0x66, M, 0, 0),		/* movd/movq to xmm */
+	X(SSE, 1, 0x6f, -1, 0xf3, M, 0, 16),		/* movdqu */
+	X(SSE, 1, 0x70, -1, 0x66, M | I8, IFZ_NEED_ALIGN16, 16),	/* pshufd */
+	X(SSE, 1, 0x7e, -1, 0x66, M, 0, 0),		/* movd/movq from xmm */
+	X(SSE, 1, 0x7f, -1, 0x66, M, IFZ_NEED_ALIGN16, 16),	/* movdqa */
+	X(SSE, 1, 0xc2, -1, 0, M | I8 | N66, IFZ_NEED_ALIGN16, 16),	/* cmpps */
+	X(SSE, 1, 0xc6, -1, 0x66, M | I8, IFZ_NEED_ALIGN16, 16),	/* shufpd */
+	X(SSE, 1, 0xd6, -1, 0x66, M, 0, 8),		/* movq */
+	X(SSE, 1, 0xd7, -1, 0x66, M | RO, 0, 0),	/* pmovmskb */
+	X(SSE, 1, 0xef, -1, 0x66, M, IFZ_NEED_ALIGN16, 16),	/* pxor */
+	X(SSE, 1, 0xfe, -1, 0x66, M, IFZ_NEED_ALIGN16, 16),	/* paddd */
+	X(SSE, 1, 0xae, 2, 0, M | MO | N66, 0, 4),	/* ldmxcsr */
+	X(SSE, 1, 0xae, 3, 0, M | MO | N66, 0, 4),	/* stmxcsr */
+	X(SSE, 1, 0xae, 0, 0, M | MO | N66, IFZ_NEED_ALIGN64, 0),	/* fxsave */
+	X(SSE, 1, 0xae, 1, 0, M | MO | N66, IFZ_NEED_ALIGN64, 0),	/* fxrstor */
+	X(SSE, 2, 0x00, -1, 0x66, M, IFZ_NEED_ALIGN16, 16),	/* pshufb */
+	X(SSE, 3, 0x0f, -1, 0x66, M | I8, IFZ_NEED_ALIGN16, 16),	/* palignr */
+	X(SSE, 3, 0x16, -1, 0x66, M | I8, 0, 0),	/* pextrd/q */
+	X(SSE, 3, 0x22, -1, 0x66, M | I8, 0, 0),	/* pinsrd/q */
+	X(SSE, 3, 0x61, -1, 0x66, M | I8, 0, 16),	/* pcmpestri */
+	X(SSE, 3, 0x63, -1, 0x66, M | I8, 0, 16),	/* pcmpistri */
+
+	/* x87 */
+	X(X87, 0, 0xd9, 0, 0, M | MO, 0, 4),		/* flds */
+	X(X87, 0, 0xdd, 0, 0, M | MO, 0, 8),		/* fldl */
+	X(X87, 0, 0xdb, 5, 0, M | MO, 0, 10),		/* fldt */
+	X(X87, 0, 0xd8, -1, 0, M, 0, 4),		/* fadd..fdivr m32/st */
+	X(X87, 0, 0xdc, -1, 0, M, 0, 8),
+	X(X87, 0, 0xdd, 3, 0, M | MO, 0, 8),		/* fstpl */
+	X(X87, 0, 0xd9, 7, 0, M | MO, 0, 2),		/* fnstcw */
+	X(X87, 0, 0xd9, 6, 0, M | MO, 0, 28),		/* fnstenv */
+	X(X87, 0, 0xd9, 0xe8, 0, M | FM, 0, 0),		/* fld1 */
+	X(X87, 0, 0xd9, 0xc9, 0, M | FM, 0, 0),		/* fxch */
+	X(X87, 0, 0xd9, 0xfa, 0, M | FM, 0, 0),		/* fsqrt */
+	X(X87, 0, 0xde, 0xc1, 0, M | FM, 0, 0),		/* faddp */
+	X(X87, 0, 0xde, 0xf9, 0, M | FM, 0, 0),		/* fdivp */
+	X(X87, 0, 0xdf, 0xe0, 0, M | FM, 0, 0),		/* fnstsw %ax */
+	X(X87, 0, 0xdb, 0xe3, 0, M | FM, 0, 0),		/* fninit */
+	X(X87, 0, 0x9b, -1, 0, 0, 0, 0),		/* fwait */
+
+	/* string ops; rep prefixes are added at random */
+	X(STRING, 0, 0xa4, -1, 0, BYTE, IFZ_NEED_STR, 0),	/* movs */
+	X(STRING, 0, 0xa5, -1, 0, 0, IFZ_NEED_STR, 0),
+	X(STRING, 0, 0xa6, -1, 0, BYTE, IFZ_NEED_STR, 0),	/* cmps */
+	X(STRING, 0, 0xa7, -1, 0, 0, IFZ_NEED_STR, 0),
+	X(STRING, 0, 0xaa, -1, 0, BYTE, IFZ_NEED_STR, 0),	/* stos */
+	X(STRING, 0, 0xab, -1, 0, 0, IFZ_NEED_STR, 0),
+	X(STRING, 0, 0xac, -1, 0, BYTE, IFZ_NEED_STR, 0),	/* lods */
+	X(STRING, 0, 0xad, -1, 0, 0, IFZ_NEED_STR, 0),
+	X(STRING, 0, 0xae, -1, 0, BYTE, IFZ_NEED_STR, 0),	/* scas */
+	X(STRING, 0, 0xaf, -1, 0, 0, IFZ_NEED_STR, 0),
+
+	X(FLAGS, 0, 0x9c, -1, 0, 0, 0, 0),			/* pushf */
+	X(FLAGS, 0, 0x9d, -1, 0, 0, IFZ_NEED_FLAGS_MEM, 0),	/* popf */
+
+	X(STACK_OP, 0, 0xff, 6, 0, M, 0, 8),		/* push r/m */
+	X(STACK_OP, 0, 0x8f, 0, 0, M | MO, 0, 8),	/* pop r/m */
+	X(STACK_OP, 0, 0x68, -1, 0, IZ, 0, 0),		/* push $imm */
+	X(STACK_OP, 0, 0x6a, -1, 0, I8, 0, 0),
+	X(STACK_OP, 0, 0xc8, -1, 0, I16I8 | N66, 0, 0),	/* enter */
+	X(STACK_OP, 0, 0xc9, -1, 0, N66, 0, 0),		/* leave */
+	X(STACK_OP, 1, 0xa0, -1, 0, N66, 0, 0),		/* push %fs */
+	X(STACK_OP, 0, 0x50, -1, 0x66, OPR, 0, 0),	/* pushw */
+
+	X(MISC, 0, 0xd7, -1, 0, N66, IFZ_NEED_XLAT, 0),	/* xlat */
+	X(MISC, 1, 0xa2, -1, 0, N66, 0, 0),		/* cpuid */
+	X(MISC, 1, 0xae, 0xe8, 0, M | FM, 0, 0),	/* lfence */
+	X(MISC, 1, 0xae, 0xf0, 0, M | FM, 0, 0),	/* mfence */
+	X(MISC, 1, 0xae, 0xf8, 0, M | FM, 0, 0),	/* sfence */
+	X(MISC, 1, 0xae, 7, 0, M | MO, 0, 1),		/* clflush */
+	X(MISC, 1, 0x18, 1, 0, M | MO, 0, 1),		/* prefetcht0 */
+	X(MISC, 1, 0x0d, 1, 0, M | MO, 0, 1),		/* prefetchw */
+	X(MISC, 1, 0x01, 0xd0, 0, M | FM, 0, 0),	/* xgetbv */
+	X(MISC, 1, 0x01, 0xee, 0, M | FM, 0, 0),	/* rdpkru */
+	X(MISC, 0, 0x9b, -1, 0, 0, 0, 0),
+
+	/* refused: the probe must fail, the program run as before */
+	X(REFUSED, 0, 0xcc, -1, 0, N66, 0, 0),		/* int3 */
+	X(REFUSED, 0, 0xcd, -1, 0, I8 | N66, 0, 0),	/* int n */
+	X(REFUSED, 0, 0xf1, -1, 0, N66, 0, 0),		/* int1 */
+	X(REFUSED, 1, 0x0b, -1, 0, N66, 0, 0),		/* ud2 */
+	X(REFUSED, 0, 0xf4, -1, 0, N66, 0, 0),		/* hlt */
+	X(REFUSED, 0, 0xfa, -1, 0, N66, 0, 0),		/* cli */
+	X(REFUSED, 0, 0xec, -1, 0, N66, 0, 0),		/* in %dx, %al */
+	X(REFUSED, 0, 0xe6, -1, 0, I8 | N66, 0, 0),	/* out %al, $i8 */
+	X(REFUSED, 0, 0xff, 5, 0, M | MO | N66, IFZ_NEED_FARPTR, 10),	/* ljmp */
+	X(REFUSED, 0, 0x06, -1, 0, N66, 0, 0),		/* invalid in 64-bit */
+	X(REFUSED, 0, 0xd6, -1, 0, N66, 0, 0),		/* salc */
+	X(REFUSED, 1, 0x01, 0xca, 0, M | FM, 0, 0),	/* clac */
+	X(REFUSED, 1, 0x00, 0, 0, M | RO, 0, 0),	/* sldt (UMIP) */
+	X(REFUSED, 1, 0x01, 4, 0, M | RO, 0, 0),	/* smsw (UMIP) */
+	X(REFUSED, 1, 0x03, -1, 0, M | RO, 0, 0),	/* lsl */
+	X(REFUSED, 0, 0xc7, 0xf8, 0, M | FM | IZ | N66, 0, 0),	/* xbegin */
+	X(REFUSED, 0, 0xeb, -1, 0x66, R8, 0, 0),	/* jmp with 66 */
+	X(REFUSED, 0, 0xe2, -1, 0x67, R8 | N66, IFZ_NEED_COUNT, 0),	/* addr32 loop */
+};
+
+/* VEX: map 1-3, pp as the mandatory prefix, W and L as the op wants. */
+#define V_L0	0x01		/* L must be 0 (else #UD) */
+#define V_LIG	0x02		/* L ignored */
+#define V_W0	0x04
+#define V_W1	0x08
+#define V_NV	0x10		/* vvvv must be 1111 */
+#define V_GPR	0x20		/* general-register operands (BMI) */
+#define V_VSIB	0x40		/* gather: vector index */
+#define V_AVX2	0x80
+
+struct ifz_vop {
+	uint8_t cls, map, opc, pp;	/* pp: 0, 0x66, 0xf3, 0xf2 */
+	int8_t ext;
+	uint8_t vfl;
+	uint16_t fl;
+	uint8_t size;
+};
+
+#define VX(c, m, o, p, e, v, f, s) { IFZ_##c, m, o, p, e, v, f, s }
+
+static const struct ifz_vop vex_ops[] = {
+	VX(AVX, 1, 0x10, 0, -1, V_NV, M, 32),		/* vmovups */
+	VX(AVX, 1, 0x11, 0, -1, V_NV, M, 32),
+	VX(AVX, 1, 0x28, 0x66, -1, V_NV, M, 32),	/* vmovapd (aligned) */
+	VX(AVX, 1, 0x58, 0, -1, 0, M, 32),		/* vaddps */
+	VX(AVX, 1, 0x59, 0xf2, -1, V_LIG, M, 8),	/* vmulsd */
+	VX(AVX, 1, 0x57, 0x66, -1, 0, M, 32),		/* vxorpd */
+	VX(AVX, 1, 0x6f, 0xf3, -1, V_NV, M, 32),	/* vmovdqu */
+	VX(AVX, 1, 0x7f, 0xf3, -1, V_NV, M, 32),
+	VX(AVX, 1, 0xef, 0x66, -1, V_AVX2, M, 32),	/* vpxor */
+	VX(AVX, 1, 0xfe, 0x66, -1, V_AVX2, M, 32),	/* vpaddd */
+	VX(AVX, 1, 0x70, 0x66, -1, V_NV | V_AVX2, M | I8, 32),	/* vpshufd */
+	VX(AVX, 1, 0x77, 0, -1, V_NV, 0, 0),		/* vzeroupper/all */
+	VX(AVX, 1, 0xd7, 0x66, -1, V_NV | V_AVX2, M | RO, 0),	/* vpmovmskb */
+	VX(AVX, 1, 0x7e, 0x66, -1, V_NV | V_L0, M, 0),	/* vmovd/q */
+	VX(AVX, 2, 0x18, 0x66, -1, V_NV | V_W0, M | MO, 4),	/* vbroadcastss */
+	VX(AVX, 2, 0x0c, 0x66, -1, V_W0, M, 32),	/* vpermilps */
+	VX(AVX, 2, 0x2c, 0x66, -1, V_W0, M | MO, 32),	/* vmaskmovps load */
+	VX(AVX, 2, 0x2e, 0x66, -1, V_W0, M | MO, 32),	/* vmaskmovps store */
+	VX(AVX, 2, 0x8e, 0x66, -1, V_AVX2, M | MO, 32),	/* vpmaskmovd/q store */
+	VX(AVX, 2, 0x90, 0x66, -1, V_VSIB | V_AVX2, M | MO, 4),	/* vpgatherdd */
+	VX(AVX, 2, 0x00, 0x66, -1, V_AVX2, M, 32),	/* vpshufb */
+	VX(AVX, 3, 0x39, 0x66, -1, V_W0 | V_AVX2, M | I8, 16),	/* vextracti128 */
+	VX(AVX, 3, 0x38, 0x66, -1, V_W0 | V_AVX2, M | I8, 16),	/* vinserti128 */
+	VX(AVX, 3, 0x61, 0x66, -1, V_NV | V_L0, M | I8, 16),	/* vpcmpestri */
+	VX(AVX, 3, 0x0f, 0x66, -1, V_AVX2, M | I8, 32),	/* vpalignr */
+	VX(BMI, 2, 0xf2, 0, -1, V_GPR | V_L0, M, 0),		/* andn */
+	VX(BMI, 2, 0xf3, 0, 1, V_GPR | V_L0, M, 0),		/* blsr */
+	VX(BMI, 2, 0xf3, 0, 2, V_GPR | V_L0, M, 0),		/* blsmsk */
+	VX(BMI, 2, 0xf3, 0, 3, V_GPR | V_L0, M, 0),		/* blsi */
+	VX(BMI, 2, 0xf7, 0, -1, V_GPR | V_L0, M, 0),		/* bextr */
+	VX(BMI, 2, 0xf5, 0, -1, V_GPR | V_L0, M, 0),		/* bzhi */
+	VX(BMI, 2, 0xf5, 0xf2, -1, V_GPR | V_L0, M, 0),		/* pdep */
+	VX(BMI, 2, 0xf5, 0xf3, -1, V_GPR | V_L0, M, 0),		/* pext */
+	VX(BMI, 2, 0xf6, 0xf2, -1, V_GPR | V_L0, M, 0),		/* mulx */
+	VX(BMI, 2, 0xf7, 0xf3, -1, V_GPR | V_L0, M, 0),		/* sarx */
+	VX(BMI, 2, 0xf7, 0x66, -1, V_GPR | V_L0, M, 0),		/* shlx */
+	VX(BMI, 2, 0xf7, 0xf2, -1, V_GPR | V_L0, M, 0),		/* shrx */
+	VX(BMI, 3, 0xf0, 0xf2, -1, V_GPR | V_L0 | V_NV, M | I8, 0),	/* rorx */
+};
+
+static const char *const class_names[IFZ_NCLASS] = {
+	"emul nop", "emul jmp", "emul jcc", "emul loop", "emul call",
+	"emul ret", "emul push", "emul pop", "emul mov", "emul add/sub rsp",
+	"emul lea", "emul mov mem", "emul mov imm", "emul jmp *", "emul call *",
+	"xol alu", "xol sse", "xol avx", "xol bmi", "xol x87", "xol string",
+	"xol pushf/popf", "xol stack ops", "xol misc", "refused", "random",
+};
+
+static const char *const form_names[IFZ_NFORM] = {
+	"no memory", "[reg]", "[rip]", "%fs:", "%gs:", "addr32",
+};
+
+const char *ifz_class_name(int cls)
+{
+	return cls < IFZ_NCLASS ? class_names[cls] : "?";
+}
+
+const char *ifz_form_name(int form)
+{
+	return form < IFZ_NFORM ? form_names[form] : "?";
+}
+
+/* ------------------------------------------------------------------ */
+/* Encoding                                                            */
+/* ------------------------------------------------------------------ */
+
+struct enc {
+	struct ifz_insn *in;
+	unsigned int n;
+	int disp_at, disp_bytes;	/* where the displacement went */
+	bool rip;
+};
+
+static void put(struct enc *e, uint64_t v, int bytes)
+{
+	while (bytes-- > 0 && e->n < 15) {
+		e->in->bytes[e->n++] = v;
+		v >>= 8;
+	}
+}
+
+static int32_t pick_disp(struct ifz_rng *r, int bytes)
+{
+	if (bytes == 1)
+		return (int8_t)ifz_rnd(r);
+	switch (ifz_rn(r, 4)) {
+	case 0:
+		return (int8_t)ifz_rnd(r);
+	case 1:
+		return (int32_t)ifz_rn(r, 0x2000) - 0x1000;
+	case 2:
+		return (int32_t)ifz_rnd(r);
+	default:
+		return (int32_t)ifz_rn(r, 0x40000) - 0x20000;
+	}
+}
+
+/*
+ * ModRM (and SIB and displacement) with a register or a memory operand;
+ * the REX/VEX extension bits of the fields are in @rexr, @rexx, @rexb.
+ */
+static void modrm(struct ifz_rng *r, struct enc *e, uint32_t fl, int ext,
+		  int reg, bool rexx, bool rexb, bool allow_rip)
+{
+	struct ifz_insn *in = e->in;
+	int mod, rm;
+
+	if (fl & FM) {
+		put(e, ext, 1);
+		return;
+	}
+	if (ext >= 0)
+		reg = ext;
+	if (fl & RO)
+		mod = 3;
+	else if (fl & MO)
+		mod = ifz_rn(r, 3);
+	else
+		mod = ifz_rn(r, 5) == 0 ? 3 : ifz_rn(r, 3);
+	rm = ifz_rn(r, 8);
+	if (mod != 3 && allow_rip && ifz_rn(r, 4) == 0) {
+		mod = 0;
+		rm = 5;
+	} else if (!allow_rip && mod == 0 && rm == 5) {
+		rm = 6;
+	}
+	put(e, mod << 6 | (reg & 7) << 3 | rm, 1);
+	if (mod == 3) {
+		in->target_reg = rm | (rexb ? 8 : 0);
+		return;
+	}
+
+	in->mem = 1;
+	in->base = 0xff;
+	in->index = 0xff;
+	if (rm == 4) {
+		int scale = ifz_rn(r, 4), idx = ifz_rn(r, 8), base = ifz_rn(r, 8);
+
+		put(e, scale << 6 | idx << 3 | base, 1);
+		if (idx != 4 || rexx)
+			in->index = idx | (rexx ? 8 : 0);
+		in->scale = scale;
+		if (base == 5 && mod == 0)
+			e->disp_bytes = 4;
+		else
+			in->base = base | (rexb ? 8 : 0);
+	} else if (rm == 5 && mod == 0) {
+		e->rip = true;
+		in->rip = 1;
+		e->disp_bytes = 4;
+	} else {
+		in->base = rm | (rexb ? 8 : 0);
+	}
+	if (mod == 1)
+		e->disp_bytes = 1;
+	else if (mod == 2)
+		e->disp_bytes = 4;
+	if (e->disp_bytes) {
+		e->disp_at = e->n;
+		in->disp = pick_disp(r, e->disp_bytes);
+		put(e, (uint32_t)in->disp, e->disp_bytes);
+	}
+}
+
+/* A branch target in the cell's own landing area, never in the insn. */
+static unsigned long landing(struct ifz_rng *r, unsigned long addr, int len)
+{
+	unsigned long cell = addr - IFZ_CELL_INSN, t;
+
+	do {
+		t = cell + ifz_rn(r, IFZ_CELL_BYTES);
+	} while (t >= addr && t < addr + len);
+	return t;
+}
+
+/* Where a rip-relative operand points: chosen once, with the insn. */
+static unsigned long mem_target(struct ifz_rng *r, unsigned int size,
+				uint16_t need, unsigned long rsp);
+
+static void immediates(struct ifz_rng *r, struct enc *e, uint32_t fl,
+		       int opsize)
+{
+	if (fl & I8)
+		put(e, ifz_rnd(r), 1);
+	/*
+	 * ret $imm16: below 0x8000, which QEMU 7.2's TCG sign-extends (CPUs
+	 * do not).
+	 */
+	if (fl & I16)
+		put(e, ifz_rn(r, 3) ? ifz_rn(r, 64) * 8 : ifz_rn(r, 0x8000), 2);
+	if (fl & I16I8) {
+		put(e, ifz_rn(r, 0x80), 2);
+		put(e, ifz_rn(r, 3) ? 0 : ifz_rn(r, 4), 1);
+	}
+	if (fl & IZ) {
+		uint64_t v = ifz_rn(r, 3) ? ifz_rn(r, 0x100) * 8 : ifz_rnd(r);
+
+		if (ifz_rn(r, 4) == 0)
+			v = -v;
+		put(e, v, opsize == 2 ? 2 : 4);
+	}
+	if (fl & IV) {
+		uint64_t v = ifz_rnd(r);
+
+		if (opsize == 8 && ifz_rn(r, 2))
+			v = (int64_t)(int32_t)v;	/* the emulated form */
+		put(e, v, opsize);
+	}
+}
+
+/* The rel8/rel32 of a branch at @addr, once its length is known. */
+static void branch_disp(struct ifz_rng *r, struct enc *e, uint32_t fl,
+			unsigned long addr)
+{
+	int bytes = fl & R8 ? 1 : 4, len = e->n + bytes;
+	unsigned long next = addr + len, t;
+	int64_t rel;
+
+	if (bytes == 4 && ifz_rn(r, 10) == 0)
+		t = ifz_rn(r, 2) ? IFZ_HOLE + ifz_rn(r, 0x1000) :
+				   IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);
+	else
+		t = landing(r, addr, len);
+	rel = (int64_t)(t - next);
+	if (bytes == 1 && (rel < -128 || rel > 127))
+		rel = (int8_t)ifz_rnd(r);
+	if (bytes == 1 && next + rel >= addr && next + rel < next)
+		rel = 1;
+	put(e, (uint64_t)rel, bytes);
+}
+
+/* Fix the rip-relative displacement now that the length is known. */
+static void fix_rip(struct ifz_rng *r, struct enc *e, unsigned long addr,
+		    unsigned int size, uint16_t need)
+{
+	unsigned long t = mem_target(r, size, need, IFZ_STACK + 0x1000);
+	int32_t d = (int32_t)(t - (addr + e->n));
+	int i;
+
+	e->in->disp = d;
+	for (i = 0; i < 4; i++)
+		e->in->bytes[e->disp_at + i] = (uint32_t)d >> (8 * i);
+}
+
+static int opsize_of(uint32_t fl, bool p66, bool w)
+{
+	if (fl & BYTE)
+		return 1;
+	if (w)
+		return 8;
+	return p66 ? 2 : 4;
+}
+
+static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *in)
+{
+	const struct ifz_op *op = &legacy_ops[ifz_rn(r, ARRAY_SIZE(legacy_ops))];
+	struct enc e = { .in = in };
+	bool p66 = op->mp == 0x66, w = false, rexr, rexx, rexb, rex;
+	bool may_mem = (op->fl & M) && !(op->fl & (RO | FM));
+	int reg = 0, opsize, seg = 0, lock_at = -1;
+	uint8_t rexbyte = 0;
+
+	in->cls = op->cls;
+	in->need = op->need;
+
+	/* legacy prefixes, in random order but mandatory ones last */
+	if (may_mem && ifz_rn(r, 8) == 0) {
+		seg = ifz_rn(r, 2) ? 0x64 : 0x65;
+		put(&e, seg, 1);
+	}
+	if (!(op->fl & N66) && !op->mp && ifz_rn(r, 6) == 0) {
+		p66 = true;
+		put(&e, 0x66, 1);
+	}
+	if (may_mem && ifz_rn(r, 14) == 0 && seg != 0x64) {
+		in->a32 = 1;
+		put(&e, 0x67, 1);
+	}
+	if ((op->fl & LCK) && ifz_rn(r, 6) == 0) {
+		lock_at = e.n;
+		put(&e, 0xf0, 1);
+	}
+	if (op->cls == IFZ_STRING && ifz_rn(r, 3))
+		put(&e, ifz_rn(r, 3) ? 0xf3 : 0xf2, 1);
+	if ((op->cls == IFZ_JMP || op->cls == IFZ_JCC || op->cls == IFZ_RET ||
+	     op->cls == IFZ_CALL || op->cls == IFZ_CALL_IND ||
+	     op->cls == IFZ_JMP_IND) && ifz_rn(r, 10) == 0)
+		put(&e, ifz_rn(r, 2) ? 0xf2 : 0x3e, 1);	/* bnd, notrack */
+	if (ifz_rn(r, 25) == 0)
+		put(&e, 0x26 + 8 * ifz_rn(r, 4), 1);	/* es/cs/ss/ds: ignored */
+	if (op->mp)
+		put(&e, op->mp, 1);
+
+	/* REX: its W/R/X/B bits at random, sometimes misplaced (ignored) */
+	rex = ifz_rn(r, 2);
+	rexr = rex && ifz_rn(r, 2);
+	rexx = rex && ifz_rn(r, 2);
+	rexb = rex && ifz_rn(r, 2);
+	w = rex && !(op->fl & NW) && ifz_rn(r, 2);
+	if (op->cls == IFZ_ALU_SP || (op->cls == IFZ_STACK_OP && op->opc == 0x50))
+		rexb = false;
+	if (op->cls == IFZ_ALU_SP) {
+		rex = true;
+		w = ifz_rn(r, 8) != 0;
+		rexx = false;
+		rexr = false;
+	}
+	if (rex) {
+		rexbyte = 0x40 | w << 3 | rexr << 2 | rexx << 1 | rexb;
+		if (e.n && ifz_rn(r, 30) == 0) {
+			/* a REX before a legacy prefix is ignored */
+			memmove(in->bytes + 1, in->bytes, e.n);
+			in->bytes[0] = rexbyte;
+			e.n++;
+			w = false;
+			rexr = false;
+			rexx = false;
+			rexb = false;
+		} else {
+			put(&e, rexbyte, 1);
+		}
+	}
+	opsize = opsize_of(op->fl, p66, w);
+	in->size = op->size ? op->size : opsize;
+
+	if (op->map)
+		put(&e, 0x0f, 1);
+	if (op->map == 2)
+		put(&e, 0x38, 1);
+	else if (op->map == 3)
+		put(&e, 0x3a, 1);
+	if (op->fl & OPR) {
+		if (op->cls == IFZ_JCC)
+			put(&e, op->opc + ifz_rn(r, 16), 1);
+		else
+			put(&e, op->opc + (reg = ifz_rn(r, 8)), 1);
+	} else {
+		put(&e, op->opc, 1);
+	}
+	if (op->fl & M)
+		modrm(r, &e, op->fl, op->ext, ifz_rn(r, 8), rexx, rexb,
+		      !(op->fl & (RO | FM | NRIP)));
+	if (op->fl & (R8 | R32))
+		branch_disp(r, &e, op->fl, addr);
+	immediates(r, &e, op->fl, op->fl & IV ? opsize : (p66 ? 2 : 4));
+	if (lock_at >= 0 && !in->mem) {
+		/*
+		 * lock with a register operand is #UD, but QEMU 7.2's TCG
+		 * aborts on some (lock bts %edi,%esp): keep it for memory.
+		 */
+		memmove(in->bytes + lock_at, in->bytes + lock_at + 1, e.n - lock_at - 1);
+		e.n--;
+	}
+	if (e.rip)
+		fix_rip(r, &e, addr, in->size, in->need);
+	in->len = e.n;
+	in->seg = seg;
+	in->form = e.rip ? IFZ_F_RIP : !in->mem ? IFZ_F_NONE :
+		   seg == 0x64 ? IFZ_F_FS : seg == 0x65 ? IFZ_F_GS :
+		   in->a32 ? IFZ_F_A32 : IFZ_F_MEM;
+	(void)reg;
+}
+
+static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
+		    unsigned long addr, struct ifz_insn *in)
+{
+	const struct ifz_vop *op;
+	struct enc e = { .in = in };
+	int R, X, B, W, L, vvvv, pp, reg;
+
+	do {
+		op = &vex_ops[ifz_rn(r, ARRAY_SIZE(vex_ops))];
+	} while ((op->cls == IFZ_BMI && !env->bmi2) ||
+		 ((op->vfl & V_AVX2) && !env->avx2));
+	in->cls = op->cls;
+	in->vex = 1;
+	R = ifz_rn(r, 2);
+	X = ifz_rn(r, 2);
+	B = ifz_rn(r, 2);
+	W = op->vfl & V_W0 ? 0 : op->vfl & V_W1 ? 1 : ifz_rn(r, 2);
+	L = op->vfl & V_L0 ? 0 : ifz_rn(r, 2);
+	if ((op->vfl & V_L0) && ifz_rn(r, 30) == 0)
+		L = 1;				/* #UD */
+	vvvv = op->vfl & V_NV ? 0 : ifz_rn(r, 16);
+	if ((op->vfl & V_NV) && ifz_rn(r, 30) == 0)
+		vvvv = ifz_rn(r, 16);		/* #UD unless 0 */
+	pp = op->pp == 0x66 ? 1 : op->pp == 0xf3 ? 2 : op->pp == 0xf2 ? 3 : 0;
+	if (ifz_rn(r, 40) == 0)
+		put(&e, 0x66, 1);		/* a prefix before VEX: #UD */
+	if (op->map == 1 && !X && !B && !W && ifz_rn(r, 2)) {
+		put(&e, 0xc5, 1);
+		put(&e, (!R) << 7 | (~vvvv & 15) << 3 | L << 2 | pp, 1);
+	} else {
+		put(&e, 0xc4, 1);
+		put(&e, (!R) << 7 | (!X) << 6 | (!B) << 5 | op->map, 1);
+		put(&e, W << 7 | (~vvvv & 15) << 3 | L << 2 | pp, 1);
+	}
+	put(&e, op->opc, 1);
+	in->size = op->size ? (op->size == 32 && !L ? 16 : op->size) :
+		   (W ? 8 : 4);
+	reg = ifz_rn(r, 8);
+	if (op->fl & M) {
+		uint32_t fl = op->fl;
+
+		if (op->vfl & V_VSIB) {
+			/* a gather needs a SIB; force mod 00/01/10, rm 100 */
+			int mod = ifz_rn(r, 3), scale = ifz_rn(r, 4);
+			int base = ifz_rn(r, 8);
+
+			if (base == 5 && mod == 0)
+				base = 3;
+			put(&e, mod << 6 | reg << 3 | 4, 1);
+			put(&e, scale << 6 | ifz_rn(r, 8) << 3 | base, 1);
+			in->mem = 1;
+			in->base = base | (B ? 8 : 0);
+			in->index = 0xfe;	/* a vector: the state leaves it */
+			in->scale = scale;
+			if (mod) {
+				e.disp_at = e.n;
+				e.disp_bytes = mod == 1 ? 1 : 4;
+				in->disp = mod == 1 ? (int8_t)ifz_rn(r, 32) * 4 :
+						      (int32_t)ifz_rn(r, 0x400);
+				put(&e, (uint32_t)in->disp, e.disp_bytes);
+			}
+		} else {
+			modrm(r, &e, fl, op->ext, reg, X, B, !(fl & RO));
+		}
+	}
+	immediates(r, &e, op->fl, 4);
+	if (e.rip)
+		fix_rip(r, &e, addr, in->size, 0);
+	in->len = e.n;
+	in->form = e.rip ? IFZ_F_RIP : in->mem ? IFZ_F_MEM : IFZ_F_NONE;
+	if (op->cls == IFZ_AVX && op->opc == 0x28)
+		in->need |= IFZ_NEED_ALIGN16;
+}
+
+/* Opcodes the random class must not run: they change the process. */
+static bool random_is_harmful(const uint8_t *b, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		uint8_t c = b[i], d = i + 1 < n ? b[i + 1] : 0;
+
+		if (c == 0xcd || c == 0x8e || c == 0xcf ||		/* int, mov sreg, iret */
+		    c == 0x07 || c == 0x17 || c == 0x1f ||		/* pop sreg */
+		    c == 0x64 || c == 0x65 || c == 0xc4 || c == 0xc5 ||	/* fs, gs, VEX */
+		    c == 0x62 || c == 0x8f ||				/* EVEX, XOP */
+		    c == 0xf0)		/* lock: see gen_legacy() */
+			return true;
+		if (c == 0x0f && (d == 0x05 || d == 0x07 || d == 0x34 ||
+				  d == 0x35 || d == 0xa1 || d == 0xa9 ||
+				  d == 0xb2 || d == 0xb4 || d == 0xb5 ||
+				  d == 0x31 || d == 0x01 || d == 0xae ||
+				  d == 0xc7 || d == 0x00 || d == 0x0e ||
+				  d == 0x0f || d == 0x37))
+			return true;
+		/* far call/jmp/ret, and ff /3 /5 far through memory */
+		if (c == 0x9a || c == 0xea || c == 0xca || c == 0xcb)
+			return true;
+		if (c == 0xff && ((d >> 3) & 7) >= 3 && ((d >> 3) & 7) != 4 &&
+		    ((d >> 3) & 7) != 6)
+			return true;
+		/* eb fe and friends: a branch to itself never ends */
+		if ((c == 0xeb || (c >= 0x70 && c <= 0x7f) ||
+		     (c >= 0xe0 && c <= 0xe3)) && (int8_t)d < 0)
+			return true;
+		if (c == 0xe9 || c == 0xe8)
+			return true;
+	}
+	return false;
+}
+
+/*
+ * The random class leaves branches to the structured classes: their
+ * targets here would be random, mostly non-canonical, where QEMU's TCG
+ * does not fault at the branch as CPUs do.
+ */
+static bool random_is_branch(const uint8_t *b)
+{
+	int i = 0;
+
+	while (i < 14 && (b[i] == 0x66 || b[i] == 0x67 || b[i] == 0xf2 ||
+			  b[i] == 0xf3 || b[i] == 0x2e || b[i] == 0x3e ||
+			  b[i] == 0x26 || b[i] == 0x36 || (b[i] & 0xf0) == 0x40))
+		i++;
+	switch (b[i]) {
+	case 0x70 ... 0x7f: case 0xc2: case 0xc3: case 0xe0 ... 0xe3:
+	case 0xeb: case 0xff:
+		return true;
+	case 0x0f:
+		return (b[i + 1] & 0xf0) == 0x80;
+	}
+	return false;
+}
+
+static void gen_random(struct ifz_rng *r, struct ifz_insn *in)
+{
+	static const uint8_t prefixes[] = {
+		0x66, 0x67, 0xf2, 0xf3, 0x2e, 0x3e, 0x26, 0x36, 0x48,
+		0x41, 0x4c, 0x40, 0x0f,
+	};
+	int i, np;
+
+	do {
+		memset(in->bytes, 0xcc, sizeof(in->bytes));
+		np = ifz_rn(r, 4);
+		for (i = 0; i < np; i++)
+			in->bytes[i] = prefixes[ifz_rn(r, sizeof(prefixes))];
+		for (; i < 15; i++)
+			in->bytes[i] = ifz_rnd(r);
+	} while (random_is_harmful(in->bytes, 15) || random_is_branch(in->bytes));
+	in->len = 15;
+	in->cls = IFZ_RANDOM;
+	in->form = IFZ_F_NONE;
+}
+
+void ifz_gen_insn(struct ifz_rng *r, const struct ifz_env *env,
+		  unsigned long addr, struct ifz_insn *in)
+{
+	memset(in, 0, sizeof(*in));
+	in->base = 0xff;
+	in->index = 0xff;
+	switch (ifz_rn(r, 20)) {
+	case 0:
+		gen_random(r, in);
+		break;
+	case 1: case 2:
+		if (env->avx) {
+			gen_vex(r, env, addr, in);
+			break;
+		}
+		fallthrough;
+	default:
+		gen_legacy(r, addr, in);
+	}
+}
+
+/* ------------------------------------------------------------------ */
+/* Machine states                                                      */
+/* ------------------------------------------------------------------ */
+
+static uint64_t pool(struct ifz_rng *r)
+{
+	switch (ifz_rn(r, 12)) {
+	case 0: return 0;
+	case 1: return 1;
+	case 2: return -1ULL;
+	case 3: return ifz_rn(r, 256);
+	case 4: return (uint32_t)ifz_rnd(r);
+	case 5: return 0x80000000ULL << ifz_rn(r, 2);
+	case 6: return 0x7fffffffULL;
+	case 7: return 1ULL << 63;
+	case 8: return IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);
+	case 9: return -(uint64_t)ifz_rn(r, 256);
+	default: return ifz_rnd(r);
+	}
+}
+
+static unsigned long mem_target(struct ifz_rng *r, unsigned int size,
+				uint16_t need, unsigned long rsp)
+{
+	static const unsigned long edges[] = {
+		IFZ_DATA + 0x1000, IFZ_DATA + 0x2000, IFZ_DATA + 0x3000,
+		IFZ_STACK, IFZ_STACK + 0x1000, IFZ_HOLE, IFZ_DATA, IFZ_RDONLY,
+	};
+	unsigned long t;
+	unsigned int sz = size ? size : 8;
+
+	if (need & IFZ_NEED_ALIGN64) {
+		/* fxsave and friends: 512 bytes, in data or across the hole */
+		if (ifz_rn(r, 8) == 0)
+			return IFZ_STACK + IFZ_STACK_BYTES - 256;
+		return (IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES - 512)) & ~63UL;
+	}
+	switch (ifz_rn(r, 20)) {
+	case 0: case 1:
+		t = rsp - 128 + ifz_rn(r, 256);		/* red zone and above */
+		break;
+	case 2: case 3:
+		t = edges[ifz_rn(r, 8)] - 1 - ifz_rn(r, sz);	/* straddling */
+		break;
+	case 4: case 5:
+		t = IFZ_RDONLY + ifz_rn(r, 0x1000 - sz);
+		break;
+	case 6:
+		t = IFZ_HOLE + ifz_rn(r, 0x1000);
+		break;
+	case 7:
+		t = 0x00007f0000000000ULL + (ifz_rnd(r) & 0xffffffffff0ULL);
+		break;
+	default:
+		t = IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES - sz);
+		if (ifz_rn(r, 2) && !(sz & (sz - 1)))
+			t &= ~(unsigned long)((sz > 16 ? 16 : sz) - 1);
+	}
+	if ((need & IFZ_NEED_ALIGN16) && ifz_rn(r, 6))
+		t &= ~15UL;
+	return t;
+}
+
+static unsigned long pick_rsp(struct ifz_rng *r)
+{
+	switch (ifz_rn(r, 40)) {
+	case 0:
+		return IFZ_DATA;			/* a push faults */
+	case 1:
+		return IFZ_RDONLY + 0x800;		/* a push faults */
+	case 2:
+		return IFZ_HOLE;			/* a pop faults */
+	case 3:
+		return IFZ_STACK + 0x400 + ifz_rn(r, 0x1000) + 1 + ifz_rn(r, 7);
+	default:
+		return (IFZ_STACK + 0x400 + ifz_rn(r, 0x1800)) & ~(ifz_rn(r, 2) ? 15UL : 7UL);
+	}
+}
+
+static unsigned long branch_target(struct ifz_rng *r, unsigned long addr,
+				   int len)
+{
+	switch (ifz_rn(r, 12)) {
+	case 0:
+		return IFZ_HOLE + ifz_rn(r, 0x1000);		/* #PF at the target */
+	case 1:
+		return IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);	/* not executable */
+	case 2:
+		return 0x00007f0000000000ULL + ifz_rn(r, 1UL << 36);
+	default:
+		return landing(r, addr, len);
+	}
+}
+
+static bool writable(unsigned long a)
+{
+	return a >= IFZ_DATA && a + 8 <= IFZ_DATA + IFZ_CMP_BYTES;
+}
+
+static void plant(struct ifz_state *st, int i, unsigned long a, uint64_t v)
+{
+	if (writable(a)) {
+		st->plant_addr[i] = a;
+		st->plant_val[i] = v;
+	}
+}
+
+/*
+ * Set the base (and index) registers so that the operand lands on @t.
+ * The registers the address uses are the instruction's, so a case may
+ * find them also named as sources or destinations: that is fine, every
+ * run starts from the same state.
+ */
+static unsigned long place(struct ifz_rng *r, const struct ifz_env *env,
+			   const struct ifz_insn *in, struct ifz_state *st,
+			   unsigned long t)
+{
+	uint64_t segbase = in->seg == 0x64 ? env->fsbase :
+			   in->seg == 0x65 ? IFZ_GSBASE : 0;
+	uint64_t ea = t - segbase - (int64_t)in->disp, idx = 0;
+	int s = in->scale;
+
+	if (in->index < 16 && in->index != in->base) {
+		idx = ifz_rn(r, 3) ? ifz_rn(r, 64) : -(uint64_t)ifz_rn(r, 64);
+		if (in->index == 4)		/* r12 is 12, rsp is never index */
+			idx = 0;
+		st->regs[in->index] = idx;
+		ea -= idx << s;
+	}
+	if (in->base == 4) {
+		/* the stack pointer stays a stack pointer: the operand follows */
+		if (in->index < 16 && in->index != 4)
+			st->regs[in->index] = (t - segbase - in->disp - st->regs[4]) >> s;
+	} else if (in->base < 16 && in->base == in->index) {
+		st->regs[in->base] = ea / (1 + (1ULL << s));
+	} else if (in->base < 16) {
+		st->regs[in->base] = ea;
+		if (in->a32)
+			st->regs[in->base] = (uint32_t)ea | (ifz_rnd(r) << 32);
+	} else if (in->index < 16 && in->index != 4) {
+		/* no base: the index alone carries it */
+		st->regs[in->index] = (t - segbase - in->disp) >> s;
+	}
+	return t;
+}
+
+void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
+		   const struct ifz_insn *in, unsigned long addr,
+		   struct ifz_state *st)
+{
+	unsigned long t = 0;
+	int i;
+
+	memset(st, 0, sizeof(*st));
+	for (i = 0; i < 16; i++)
+		st->regs[i] = pool(r);
+	st->regs[4] = pick_rsp(r);
+	st->flags = 0x2 | (ifz_rnd(r) & 0x8d5);
+	if (ifz_rn(r, 4) == 0)
+		st->flags |= 0x400;		/* DF */
+	if (ifz_rn(r, 20) == 0)
+		st->flags |= 0x40000;		/* AC */
+	if (ifz_rn(r, 10) == 0)
+		st->flags |= 0x200000;		/* ID */
+	st->vseed = ifz_rnd(r);
+	st->mxcsr = 0x1f80;
+	if (ifz_rn(r, 5) == 0)
+		st->mxcsr = (ifz_rnd(r) & 0xffbf & ~(ifz_rn(r, 2) ? 0 : 0x1f80)) |
+			    (ifz_rn(r, 2) ? 0x1f80 : 0);
+	st->fcw = 0x37f;
+	if (ifz_rn(r, 6) == 0)
+		st->fcw = 0x40 | (ifz_rnd(r) & 0xf3f);
+	st->x87_full = ifz_rn(r, 4) == 0;
+
+	if (in->mem && !in->rip && in->index != 0xfe) {
+		t = mem_target(r, in->size, in->need, st->regs[4]);
+		if (in->a32)
+			t &= 0xffffffffUL;
+		place(r, env, in, st, t);
+	} else if (in->mem && in->index == 0xfe && in->base < 16 && in->base != 4) {
+		st->regs[in->base] = IFZ_DATA + 0x1000 + ifz_rn(r, 0x1000);
+	} else if (in->rip) {
+		t = addr + in->len + in->disp;
+		/*
+		 * Now and then the stack pointer goes right above the operand,
+		 * which is then where a run without a step saves its scratch
+		 * register (136 bytes below the stack pointer).
+		 */
+		if (ifz_rn(r, 6) == 0 && t + 136 > IFZ_DATA + 0x200 &&
+		    t + 136 < IFZ_STACK + IFZ_STACK_BYTES)
+			st->regs[4] = t + 136 - ifz_rn(r, 8);
+	}
+
+	if (in->need & IFZ_NEED_STR) {
+		st->regs[6] = IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);
+		st->regs[7] = IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);
+		if (ifz_rn(r, 10) == 0)
+			st->regs[7] = IFZ_RDONLY + ifz_rn(r, 0x1000);
+		if (ifz_rn(r, 4) == 0)
+			st->regs[6] |= ifz_rnd(r) << 32;	/* addr32 drops it */
+	}
+	if (in->need & (IFZ_NEED_STR | IFZ_NEED_COUNT)) {
+		switch (ifz_rn(r, 10)) {
+		case 0:
+			st->regs[1] = 0;
+			break;
+		case 1:
+			st->regs[1] = 1;
+			break;
+		case 2:
+			st->regs[1] = ifz_rn(r, 300);
+			break;
+		case 3:
+			st->regs[1] = ifz_rnd(r) | 0x100000000ULL;
+			break;
+		default:
+			st->regs[1] = ifz_rn(r, 17);
+		}
+	}
+	if (in->need & IFZ_NEED_XLAT)
+		st->regs[3] = IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES - 256);
+	if (in->need & IFZ_NEED_RETADDR)
+		plant(st, 0, st->regs[4], branch_target(r, addr, in->len));
+	if (in->need & IFZ_NEED_FLAGS_MEM)
+		plant(st, 0, st->regs[4], 0x2 | (ifz_rnd(r) & 0x244fd5));
+	if (in->need & IFZ_NEED_TARGET_REG)
+		st->regs[in->target_reg] = branch_target(r, addr, in->len);
+	if ((in->need & IFZ_NEED_TARGET_MEM) && t)
+		plant(st, 1, t, branch_target(r, addr, in->len));
+	if ((in->need & IFZ_NEED_FARPTR) && t) {
+		static const uint16_t sels[] = { 0x33, 0x2b, 0x0, 0x1234 };
+		uint64_t sel = sels[ifz_rn(r, 4)];
+
+		/* m16:32 (the rest of the qword is the selector) */
+		plant(st, 1, t, (uint32_t)landing(r, addr, in->len) | sel << 32);
+	}
+}

@@ -1,0 +1,1136 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Differential instruction fuzzing: a probe never changes what a program
+ * computes.
+ *
+ * Each batch places a few hundred generated instructions (insnfuzz_gen.c)
+ * in cells of a file-backed executable mapping, each cell all int3 but for
+ * its instruction.  Every instruction runs from several machine states
+ * (general registers, flags, x87/SSE/AVX state, data pages), first with no
+ * probe anywhere, then with a counting perf uprobe on each instruction and,
+ * for half the runs, a return probe pending on the stub that enters the
+ * case.  A run ends in a signal: the int3 after the instruction or at a
+ * branch target, or the instruction's own fault.  Its outcome is what the
+ * signal frame says (signal, si_code, si_addr, every general register,
+ * rip, flags, trap number, error code, cr2, the x87/SSE state and the
+ * upper YMM halves) and the data and stack pages (all but the 64 bytes
+ * under the red zone, which the ABI leaves to anyone).  Probed and
+ * unprobed outcomes must be equal; each probe must count every run.
+ * A timer signal keeps arriving meanwhile, and must never interrupt the
+ * program at an address in the [uprobes] area.
+ *
+ *   uprobe_insnfuzz                       the kselftest: a fixed-seed slice
+ *   uprobe_insnfuzz --seed S --seconds T  fuzz for T seconds (make fuzz)
+ *   uprobe_insnfuzz --seed S --batch N    replay one batch, print its cases
+ */
+#define _GNU_SOURCE
+#include <getopt.h>
+#include <linux/perf_event.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/time.h>
+#include <asm/prctl.h>
+#include <cpuid.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stddef.h>
+#include <sys/sysinfo.h>
+#include <sys/wait.h>
+#include <setjmp.h>
+#include <ucontext.h>
+
+#include "../kselftest_harness.h"
+#include "uprobe_lib.h"
+#include "insnfuzz.h"
+
+#define IFZ_SEED		0x5eed0f1a2b3c4d5eULL
+#define IFZ_CELLS		256
+#define IFZ_STATES		16
+#define IFZ_CHECK_BATCHES	5	/* 5 x 256 x 16 = 20,480 cases */
+#define IFZ_TICK_US		1500
+#define IFZ_TIMEOUT_TICKS	4000	/* a run still going after ~6 s */
+#define IFZ_MAX_REPORTS		40	/* cells reported in full */
+#define IFZ_BELOW_RED_ZONE	64
+
+struct ifz_block {
+	uint64_t regs[16];
+	uint64_t flags;
+	uint64_t target;
+	uint64_t host_rsp;
+	uint64_t pad[5];
+	uint8_t xsave[4096] __attribute__((aligned(64)));
+	uint8_t clean[4096] __attribute__((aligned(64)));
+};
+
+struct ifz_outcome {
+	int signo, code;
+	uint64_t addr;
+	uint64_t gregs[NGREG];
+	uint8_t fx[416];
+	uint8_t ymmh[256];
+	uint64_t memhash;
+	uint32_t nmem;
+	uint32_t memoff[4];
+	uint64_t memval[4];
+	bool timeout;
+};
+
+struct ifz_stats {
+	unsigned long cases[IFZ_NCLASS], probed[IFZ_NCLASS], refused[IFZ_NCLASS];
+	unsigned long diverged[IFZ_NCLASS];
+	unsigned long forms[IFZ_NCLASS][IFZ_NFORM];
+	unsigned long runs, probed_runs, count_errors, slot_ticks, case_ticks;
+	unsigned long ticks, tramp_ticks, timeouts, reports, retprobe_errors;
+	unsigned long unstable, qemu_flags;
+	unsigned long batches;
+	double t_gen, t_plain, t_probe, t_probed, t_close;	/* seconds in each */
+	long result;			/* a worker's: divergences, or -errno */
+	unsigned long slot_off[8];	/* where in [uprobes] ticks saw ip */
+};
+
+typedef void (*ifz_enter_fn)(void);
+
+static struct ifz_block *const blk = (struct ifz_block *)IFZ_STATE;
+static struct ifz_env env;
+static bool have_xsave;
+static uint32_t mxcsr_mask = 0xffbf;
+static uint8_t *pristine;
+static struct ifz_outcome *cur;
+static volatile int in_case;
+static volatile unsigned long run_ticks;
+static unsigned long xol_lo, xol_hi;
+/* The return probe's trampoline: the return address enter1 will use. */
+static volatile unsigned long tramp;
+static struct ifz_stats *stats;
+static uint8_t stub[0x1000];
+static int trace_fd = -1;	/* --trace: each case on stdout first */
+/*
+ * --ignore-int3-trapno: to see past the one divergence stock kernels show
+ * everywhere (their SIGTRAP for a program's own int3 in an mm with probes
+ * reports the last fault's trap number and error code).
+ */
+static bool ignore_int3_trapno;
+
+/* ------------------------------------------------------------------ */
+/* The stub: enter a case from C, and come back from its signal         */
+/* ------------------------------------------------------------------ */
+
+static unsigned int emit(uint8_t *p, unsigned int n, const void *b, unsigned int len)
+{
+	memcpy(p + n, b, len);
+	return n + len;
+}
+
+/* An absolute [disp32] operand: ModRM with rm=100, SIB 0x25. */
+static unsigned int emit_abs(uint8_t *p, unsigned int n, const uint8_t *op,
+			     unsigned int oplen, uint8_t modrm_reg, uint64_t addr)
+{
+	uint32_t a = addr;
+
+	n = emit(p, n, op, oplen);
+	p[n++] = modrm_reg << 3 | 4;
+	p[n++] = 0x25;
+	return emit(p, n, &a, 4);
+}
+
+static unsigned int emit_fp_load(uint8_t *p, unsigned int n, uint64_t image)
+{
+	static const uint8_t eax7_edx0[] = { 0xb8, 7, 0, 0, 0, 0x31, 0xd2 };
+	static const uint8_t rexw_0fae[] = { 0x48, 0x0f, 0xae };
+
+	if (!have_xsave)
+		return emit_abs(p, n, rexw_0fae, 3, 1, image);	/* fxrstor64 */
+	n = emit(p, n, eax7_edx0, sizeof(eax7_edx0));
+	return emit_abs(p, n, rexw_0fae, 3, 5, image);		/* xrstor64 */
+}
+
+static unsigned int emit_enter(uint8_t *p, unsigned int n)
+{
+	static const uint8_t saves[] = {
+		0x53, 0x55, 0x41, 0x54, 0x41, 0x55, 0x41, 0x56, 0x41, 0x57,
+	};
+	uint8_t op[2];
+	int r;
+
+	n = emit(p, n, saves, sizeof(saves));
+	op[0] = 0x48;
+	op[1] = 0x89;
+	n = emit_abs(p, n, op, 2, 4, (uint64_t)&blk->host_rsp);	/* mov %rsp */
+	n = emit_fp_load(p, n, (uint64_t)blk->xsave);
+	op[0] = 0xff;
+	n = emit_abs(p, n, op, 1, 6, (uint64_t)&blk->flags);	/* push */
+	p[n++] = 0x9d;						/* popfq */
+	for (r = 0; r < 16; r++) {
+		if (r == 4)
+			continue;
+		op[0] = 0x48 | (r >= 8 ? 4 : 0);
+		op[1] = 0x8b;
+		n = emit_abs(p, n, op, 2, r & 7, (uint64_t)&blk->regs[r]);
+	}
+	op[0] = 0x48;
+	op[1] = 0x8b;
+	n = emit_abs(p, n, op, 2, 4, (uint64_t)&blk->regs[4]);
+	op[0] = 0xff;
+	return emit_abs(p, n, op, 1, 4, (uint64_t)&blk->target);	/* jmp * */
+}
+
+static unsigned int emit_resume(uint8_t *p, unsigned int n)
+{
+	static const uint8_t tail[] = {
+		0x68, 0x02, 0, 0, 0, 0x9d,		/* flags: 0x2 */
+		0x41, 0x5f, 0x41, 0x5e, 0x41, 0x5d, 0x41, 0x5c, 0x5d, 0x5b,
+		0xc3,
+	};
+
+	n = emit_fp_load(p, n, (uint64_t)blk->clean);
+	return emit(p, n, tail, sizeof(tail));
+}
+
+static void build_stub(void)
+{
+	memset(stub, 0xcc, sizeof(stub));
+	emit_enter(stub, IFZ_STUB_ENTER);
+	emit_enter(stub, IFZ_STUB_ENTER_RET);
+	emit_resume(stub, IFZ_STUB_RESUME);
+}
+
+/* ------------------------------------------------------------------ */
+/* Signals                                                             */
+/* ------------------------------------------------------------------ */
+
+static void back_to_stub(ucontext_t *uc)
+{
+	greg_t *g = uc->uc_mcontext.gregs;
+
+	g[REG_RIP] = IFZ_CODE + IFZ_STUB_RESUME;
+	g[REG_RSP] = blk->host_rsp;
+	g[REG_EFL] = 0x246;
+	/* a far jump may have left another code segment */
+	g[REG_CSGSFS] = (g[REG_CSGSFS] & ~0xffffL) | 0x33;
+}
+
+static void record(ucontext_t *uc, int sig, siginfo_t *si)
+{
+	const uint8_t *fp = (const uint8_t *)uc->uc_mcontext.fpregs;
+	struct ifz_outcome *o = cur;
+
+	o->signo = sig;
+	o->code = si ? si->si_code : 0;
+	o->addr = si ? (uint64_t)si->si_addr : 0;
+	memcpy(o->gregs, uc->uc_mcontext.gregs, sizeof(o->gregs));
+	if (fp) {
+		memcpy(o->fx, fp, sizeof(o->fx));
+		/* FP_XSTATE_MAGIC1: an xsave frame, header at 512 */
+		if (*(const uint32_t *)(fp + 464) == 0x46505853U &&
+		    (*(const uint64_t *)(fp + 512) & 4))
+			memcpy(o->ymmh, fp + 576, sizeof(o->ymmh));
+	}
+}
+
+static void on_fault(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+
+	if (!in_case) {
+		/* the harness itself: die of it */
+		signal(sig, SIG_DFL);
+		return;
+	}
+	in_case = 0;
+	record(uc, sig, si);
+	if (!tramp) {
+		unsigned long ret = *(unsigned long *)(blk->host_rsp + 48);
+
+		if (xol_hi && ret >= xol_lo && ret < xol_hi)
+			tramp = ret;
+	}
+	back_to_stub(uc);
+}
+
+static void on_tick(int sig, siginfo_t *si, void *ucv)
+{
+	ucontext_t *uc = ucv;
+	unsigned long ip = uc->uc_mcontext.gregs[REG_RIP];
+
+	stats->ticks++;
+	/* a return lands on the trampoline before it traps: not a slot */
+	if (tramp && ip >= tramp && ip < tramp + 64)
+		stats->tramp_ticks++;
+	else if (xol_hi && ip >= xol_lo && ip < xol_hi)
+		stats->slot_off[stats->slot_ticks++ % ARRAY_SIZE(stats->slot_off)] =
+			ip - xol_lo;
+	if (!in_case)
+		return;
+	if (ip >= IFZ_CODE && ip < IFZ_CELL(IFZ_CELLS))
+		stats->case_ticks++;
+	if (++run_ticks > IFZ_TIMEOUT_TICKS) {
+		in_case = 0;
+		cur->timeout = true;
+		back_to_stub(uc);
+	}
+}
+
+static int setup_signals(void)
+{
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP };
+	static uint8_t altstack[65536];
+	stack_t ss = { .ss_sp = altstack, .ss_size = sizeof(altstack) };
+	struct sigaction sa = { .sa_sigaction = on_fault };
+	struct itimerval it = {
+		.it_interval = { 0, IFZ_TICK_US }, .it_value = { 0, IFZ_TICK_US },
+	};
+	unsigned int i;
+
+	if (sigaltstack(&ss, NULL))
+		return -errno;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
+	sigemptyset(&sa.sa_mask);
+	sigaddset(&sa.sa_mask, SIGALRM);
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		if (sigaction(sigs[i], &sa, NULL))
+			return -errno;
+	sa.sa_sigaction = on_tick;
+	sa.sa_flags = SA_SIGINFO | SA_ONSTACK | SA_RESTART;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGALRM, &sa, NULL))
+		return -errno;
+	return setitimer(ITIMER_REAL, &it, NULL) ? -errno : 0;
+}
+
+static void stop_signals(void)
+{
+	struct itimerval it = { 0 };
+	static const int sigs[] = { SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGTRAP, SIGALRM };
+	unsigned int i;
+
+	setitimer(ITIMER_REAL, &it, NULL);
+	for (i = 0; i < ARRAY_SIZE(sigs); i++)
+		signal(sigs[i], SIG_DFL);
+}
+
+/* ------------------------------------------------------------------ */
+/* The machine                                                         */
+/* ------------------------------------------------------------------ */
+
+static void detect_env(void)
+{
+	unsigned int a, b, c, d;
+
+	__cpuid(1, a, b, c, d);
+	have_xsave = (c & (1U << 27)) != 0;		/* OSXSAVE */
+	if (have_xsave) {
+		uint32_t lo, hi;
+
+		__asm__ volatile("xgetbv" : "=a"(lo), "=d"(hi) : "c"(0));
+		env.avx = (c & (1U << 28)) && (lo & 6) == 6;
+	}
+	__cpuid_count(7, 0, a, b, c, d);
+	env.avx2 = env.avx && (b & (1U << 5));
+	env.bmi1 = b & (1U << 3);
+	env.bmi2 = b & (1U << 8);
+}
+
+/* A worker's fixed mappings, gs base and FP images, on CPU @cpu. */
+static int setup_machine(int cpu)
+{
+	cpu_set_t set;
+	void *p;
+	long a;
+
+	/* one CPU: cpuid's APIC id must not change between runs */
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	sched_setaffinity(0, sizeof(set), &set);
+	if (syscall(SYS_arch_prctl, ARCH_GET_FS, &env.fsbase) ||
+	    syscall(SYS_arch_prctl, ARCH_SET_GS, IFZ_GSBASE))
+		return -errno;
+
+	p = mmap((void *)IFZ_STATE, sizeof(struct ifz_block), PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)IFZ_STATE)
+		return -ENOMEM;
+	p = mmap((void *)IFZ_DATA, IFZ_CMP_BYTES, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)IFZ_DATA)
+		return -ENOMEM;
+	p = mmap((void *)IFZ_RDONLY, 0x1000, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (p != (void *)IFZ_RDONLY)
+		return -ENOMEM;
+	/* canonical, unmapped: a return through it faults at the target */
+	for (a = 0; a < 0x1000 / 8; a++)
+		((uint64_t *)p)[a] = 0x00005a5a5a5a5a00ULL + 8 * a;
+	mprotect(p, 0x1000, PROT_READ);
+
+	/* the clean FP state the stub goes back to, and the MXCSR mask */
+	memset(blk->clean, 0, sizeof(blk->clean));
+	if (have_xsave)
+		__asm__ volatile("xsave64 %0" : "+m"(blk->clean) : "a"(7), "d"(0));
+	else
+		__asm__ volatile("fxsave64 %0" : "+m"(blk->clean));
+	if (*(uint32_t *)(blk->clean + 28))
+		mxcsr_mask = *(uint32_t *)(blk->clean + 28);
+	pristine = malloc(IFZ_CMP_BYTES);
+	build_stub();
+	return pristine ? 0 : -ENOMEM;
+}
+
+static void fp_image(const struct ifz_state *st)
+{
+	struct ifz_rng r;
+	uint8_t *x = blk->xsave;
+	int i;
+
+	ifz_seed(&r, st->vseed, 0x7f);
+	memset(x, 0, 576 + 256);
+	*(uint16_t *)(x + 0) = st->fcw;
+	*(uint32_t *)(x + 24) = st->mxcsr & mxcsr_mask;
+	if (st->x87_full) {
+		x[4] = 0xff;
+		for (i = 0; i < 8; i++) {
+			*(uint64_t *)(x + 32 + 16 * i) = ifz_rnd(&r);
+			*(uint16_t *)(x + 40 + 16 * i) = ifz_rnd(&r) & 0x7fff;
+			if (ifz_rn(&r, 3) == 0)	/* sane numbers too */
+				*(uint16_t *)(x + 40 + 16 * i) = 0x3fff + ifz_rn(&r, 64);
+			*(uint64_t *)(x + 32 + 16 * i) |= 1ULL << 63;
+		}
+	}
+	for (i = 0; i < 16 * 16 / 8; i++) {
+		uint64_t v = ifz_rnd(&r);
+
+		if (ifz_rn(&r, 4) == 0)		/* a float or a double */
+			v = ifz_rn(&r, 2) ? 0x3ff0000000000000ULL + (v & 0xfffffffffffULL) :
+					    (0x3f800000ULL + (v & 0x7fffff)) * 0x100000001ULL;
+		*(uint64_t *)(x + 160 + 8 * i) = v;
+	}
+	if (have_xsave) {
+		*(uint64_t *)(x + 512) = env.avx ? 7 : 3;
+		if (env.avx)
+			for (i = 0; i < 32; i++)
+				*(uint64_t *)(x + 576 + 8 * i) = ifz_rnd(&r);
+	}
+}
+
+static uint64_t mix(uint64_t h, uint64_t v)
+{
+	h ^= v;
+	h *= 0x100000001b3ULL;
+	return h ^ (h >> 29);
+}
+
+/* Run @st from @ip; the outcome in @o. */
+static void run(struct ifz_outcome *o, unsigned long ip, const struct ifz_state *st,
+		int entry)
+{
+	uint64_t *data = (uint64_t *)IFZ_DATA, *init = (uint64_t *)pristine;
+	unsigned long skip_lo = st->regs[4] - 128 - IFZ_BELOW_RED_ZONE;
+	unsigned long skip_hi = st->regs[4] - 128;
+	ifz_enter_fn enter = (ifz_enter_fn)(IFZ_CODE + (entry ? IFZ_STUB_ENTER_RET :
+								    IFZ_STUB_ENTER));
+	uint64_t h = 0;
+	unsigned int i;
+
+	memcpy(data, pristine, IFZ_CMP_BYTES);
+	for (i = 0; i < 2; i++)
+		if (st->plant_addr[i])
+			*(uint64_t *)st->plant_addr[i] = st->plant_val[i];
+	memcpy(blk->regs, st->regs, sizeof(blk->regs));
+	blk->flags = st->flags;
+	blk->target = ip;
+	fp_image(st);
+	memset(o, 0, sizeof(*o));
+	cur = o;
+	run_ticks = 0;
+	in_case = 1;
+	enter();
+	in_case = 0;
+
+	for (i = 0; i < IFZ_CMP_BYTES / 8; i++) {
+		unsigned long a = IFZ_DATA + 8 * i;
+		uint64_t want = init[i];
+
+		if (a + 8 > skip_lo && a < skip_hi)
+			continue;
+		if (st->plant_addr[0] == a)
+			want = st->plant_val[0];
+		if (st->plant_addr[1] == a)
+			want = st->plant_val[1];
+		if (data[i] == want)
+			continue;
+		h = mix(mix(h, i), data[i]);
+		if (o->nmem < ARRAY_SIZE(o->memoff)) {
+			o->memoff[o->nmem] = 8 * i;
+			o->memval[o->nmem] = data[i];
+		}
+		o->nmem++;
+	}
+	o->memhash = h;
+}
+
+/* ------------------------------------------------------------------ */
+/* Comparing                                                           */
+/* ------------------------------------------------------------------ */
+
+static const char *const greg_names[NGREG] = {
+	"r8", "r9", "r10", "r11", "r12", "r13", "r14", "r15", "rdi", "rsi",
+	"rbp", "rbx", "rdx", "rax", "rcx", "rsp", "rip", "eflags", "csgsfs",
+	"err", "trapno", "oldmask", "cr2",
+};
+
+/* Describe how @b differs from @a in @buf; false when they are equal. */
+static bool differ(const struct ifz_outcome *a, const struct ifz_outcome *b,
+		   char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+#define ADD(...) (n += snprintf(buf + n, n < len ? len - n : 0, __VA_ARGS__))
+	buf[0] = 0;
+	if (a->timeout != b->timeout)
+		ADD(" timeout %d/%d", a->timeout, b->timeout);
+	if (a->signo != b->signo || a->code != b->code || a->addr != b->addr)
+		ADD(" signal %d code %d addr %#lx / signal %d code %d addr %#lx",
+		    a->signo, a->code, (unsigned long)a->addr, b->signo, b->code,
+		    (unsigned long)b->addr);
+	for (i = 0; i < NGREG; i++)
+		/* cr2 is the last page fault's, stale for any other signal */
+		if (a->gregs[i] != b->gregs[i] &&
+		    (i != REG_CR2 || a->gregs[REG_TRAPNO] == 14) &&
+		    !(ignore_int3_trapno && a->signo == SIGTRAP && b->signo == SIGTRAP &&
+		      a->code == SI_KERNEL && (i == REG_TRAPNO || i == REG_ERR)))
+			ADD(" %s %#lx/%#lx", greg_names[i], (unsigned long)a->gregs[i],
+			    (unsigned long)b->gregs[i]);
+	for (i = 0; i < (int)sizeof(a->fx); i += 8)
+		if (memcmp(a->fx + i, b->fx + i, 8))
+			ADD(" fx+%d %#lx/%#lx", i, *(unsigned long *)(a->fx + i),
+			    *(unsigned long *)(b->fx + i));
+	if (memcmp(a->ymmh, b->ymmh, sizeof(a->ymmh)))
+		ADD(" ymm-upper");
+	if (a->nmem != b->nmem || a->memhash != b->memhash) {
+		ADD(" memory: %u/%u qwords changed", a->nmem, b->nmem);
+		for (i = 0; i < (int)ARRAY_SIZE(a->memoff); i++) {
+			if (i < (int)a->nmem)
+				ADD(" A[%#x]=%#lx", a->memoff[i], (unsigned long)a->memval[i]);
+			if (i < (int)b->nmem)
+				ADD(" B[%#x]=%#lx", b->memoff[i], (unsigned long)b->memval[i]);
+		}
+	}
+#undef ADD
+	return n != 0;
+}
+
+static void hex(const uint8_t *b, int n, char *buf)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		sprintf(buf + 3 * i, "%02x ", b[i]);
+	buf[n ? 3 * n - 1 : 0] = 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* A batch                                                             */
+/* ------------------------------------------------------------------ */
+
+struct ifz_batch {
+	struct ifz_insn in[IFZ_CELLS];
+	struct ifz_state st[IFZ_CELLS][IFZ_STATES];
+	struct ifz_outcome plain[IFZ_CELLS][IFZ_STATES];
+	int fd[IFZ_CELLS];
+};
+
+static double now(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+static int write_code(const char *path, const struct ifz_batch *b)
+{
+	size_t len = 0x1000 + IFZ_CELLS * IFZ_CELL_BYTES;
+	uint8_t *img = malloc(len);
+	int fd, i, err = 0;
+	void *p;
+
+	if (!img)
+		return -ENOMEM;
+	memset(img, 0xcc, len);
+	memcpy(img, stub, sizeof(stub));
+	for (i = 0; i < IFZ_CELLS; i++)
+		memcpy(img + IFZ_CELL(i) - IFZ_CODE + IFZ_CELL_INSN, b->in[i].bytes,
+		       b->in[i].len);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0700);
+	if (fd < 0 || write(fd, img, len) != (ssize_t)len)
+		err = -errno ? -errno : -EIO;
+	if (!err) {
+		p = mmap((void *)IFZ_CODE, len, PROT_READ | PROT_EXEC,
+			 MAP_PRIVATE | MAP_FIXED, fd, 0);
+		if (p != (void *)IFZ_CODE)
+			err = -errno;
+	}
+	if (fd >= 0)
+		close(fd);
+	free(img);
+	return err;
+}
+
+static void find_xol_area(void)
+{
+	char line[512];
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f))
+		if (strstr(line, "[uprobes]"))
+			sscanf(line, "%lx-%lx", &xol_lo, &xol_hi);
+	fclose(f);
+}
+
+static void dump_outcome(const char *what, const struct ifz_outcome *o)
+{
+	const uint64_t *g = o->gregs;
+
+	printf("#   %s: signal %d code %d addr %#lx", what,
+	       o->signo, o->code, (unsigned long)o->addr);
+	printf(" rip %#lx rsp %#lx flags %#lx trap %lu err %#lx\n",
+	       (unsigned long)g[REG_RIP], (unsigned long)g[REG_RSP],
+	       (unsigned long)g[REG_EFL], (unsigned long)g[REG_TRAPNO],
+	       (unsigned long)g[REG_ERR]);
+}
+
+/* Replay aid: the [uprobes] slots that hold a copy of @in. */
+static void dump_slots(const struct ifz_insn *in)
+{
+	char bytes[200];
+	unsigned long a;
+	uint8_t p[64];
+	int n, fd = open("/proc/self/mem", O_RDONLY);
+
+	/* through /proc: a slot page not yet populated must not SIGBUS us */
+	for (a = xol_lo; fd >= 0 && a && a < xol_hi; a += 64) {
+		if (pread(fd, p, 64, a) != 64)
+			continue;
+		if (in->len < 3 || memcmp(p + 1, in->bytes + 1, 2))
+			continue;
+		for (n = 64; n > 0 && !p[n - 1]; n--)
+			;
+		hex(p, n, bytes);
+		printf("#   slot %#lx: %s\n", a, bytes);
+	}
+	if (fd >= 0)
+		close(fd);
+}
+
+/* Replay aid: both outcomes, the bytes the program sees, the slots. */
+static void explain(const struct ifz_insn *in, const struct ifz_outcome *a,
+		    const struct ifz_outcome *b, unsigned long ip)
+{
+	char bytes[64];
+
+	dump_outcome("unprobed", a);
+	dump_outcome("probed", b);
+	hex((const uint8_t *)ip - 4, 12, bytes);
+	printf("#   bytes at the instruction, from 4 before: %s\n", bytes);
+	dump_slots(in);
+}
+
+static void report(uint64_t seed, int batch, int cell, int state,
+		   const struct ifz_insn *in, const char *what)
+{
+	static int last_batch = -1, last_cell = -1;
+	char bytes[64];
+
+	/* the first divergent run of a cell, for the first few cells */
+	if (batch == last_batch && cell == last_cell && state >= 0)
+		return;
+	last_batch = batch;
+	last_cell = cell;
+	if (stats->reports++ >= IFZ_MAX_REPORTS)
+		return;
+	hex(in->bytes, in->len, bytes);
+	printf("# DIVERGED seed %#lx batch %d cell %d state %d: %s [%s] (%s):%s\n",
+	       (unsigned long)seed, batch, cell, state, ifz_class_name(in->cls),
+	       bytes, ifz_form_name(in->form), what);
+	printf("#   replay: uprobe_insnfuzz --seed %#lx --batch %d\n",
+	       (unsigned long)seed, batch);
+}
+
+#define IFZ_CLOSERS	32
+
+struct ifz_closer {
+	pthread_t thread;
+	int *fd, n;
+};
+
+static void *closer(void *arg)
+{
+	struct ifz_closer *c = arg;
+	int i;
+
+	for (i = 0; i < c->n; i++)
+		if (c->fd[i] >= 0)
+			close(c->fd[i]);
+	return NULL;
+}
+
+/*
+ * Close the probes' events.  Each close waits for grace periods in the
+ * perf tracepoint code (some 27 ms under TCG): closed from many threads
+ * at once they share them.
+ */
+static void close_all(int *fd, int n)
+{
+	struct ifz_closer c[IFZ_CLOSERS];
+	int i, per = (n + IFZ_CLOSERS - 1) / IFZ_CLOSERS;
+
+	for (i = 0; i < IFZ_CLOSERS; i++) {
+		c[i].fd = fd + i * per;
+		c[i].n = i * per >= n ? 0 : (n - i * per < per ? n - i * per : per);
+		if (pthread_create(&c[i].thread, NULL, closer, &c[i]))
+			closer(&c[i]), c[i].n = -1;
+	}
+	for (i = 0; i < IFZ_CLOSERS; i++)
+		if (c[i].n >= 0)
+			pthread_join(c[i].thread, NULL);
+}
+
+/* Reruns of divergent cases: probe hits, and returns through enter1. */
+static int ret_extra;
+
+/* Is @in a locked read-modify-write of memory (lock, or xchg with memory)? */
+static bool locked_rmw(const struct ifz_insn *in)
+{
+	int i;
+
+	for (i = 0; i < in->len && i < 4; i++)
+		if (in->bytes[i] == 0xf0)
+			return true;
+	for (i = 0; i < in->len - 1; i++)
+		if (!strchr("\x26\x2e\x36\x3e\x64\x65\x66\x67\xf2\xf3",
+			    in->bytes[i]) && (in->bytes[i] & 0xf0) != 0x40)
+			break;
+	return in->mem && (in->bytes[i] == 0x86 || in->bytes[i] == 0x87);
+}
+
+/*
+ * QEMU's multi-threaded TCG runs a locked read-modify-write apart from its
+ * translation block, and the flags after one that ran from a slot read
+ * now and then as the last ones it computed itself (0x202 here, the
+ * stub's): the same case on a one-CPU guest never differs.  Such a
+ * difference, in eflags alone, is counted apart rather than failed.
+ */
+static bool qemu_atomic_flags(const struct ifz_insn *in, const struct ifz_outcome *a,
+			      const struct ifz_outcome *b)
+{
+	struct ifz_outcome c = *b;
+	char what[16];
+
+	if (!locked_rmw(in))
+		return false;
+	c.gregs[REG_EFL] = a->gregs[REG_EFL];
+	return !differ(a, &c, what, sizeof(what));
+}
+
+/*
+ * A divergent case runs twice more, probed, to tell the instruction from
+ * timing: one that does not come back still fails the run, counted apart.
+ */
+static void confirm(struct ifz_batch *b, int i, int k, int *extra)
+{
+	struct ifz_outcome o;
+	char what[16];
+	int n;
+
+	for (n = 0; n < 2; n++) {
+		run(&o, IFZ_CELL(i) + IFZ_CELL_INSN, &b->st[i][k], k & 1);
+		++*extra;
+		ret_extra += k & 1;
+		if (!differ(&b->plain[i][k], &o, what, sizeof(what))) {
+			stats->unstable++;
+			return;
+		}
+	}
+}
+
+/*
+ * One batch: generate, run unprobed, probe, run again, compare.
+ * Returns the number of divergent runs, or -errno for a harness failure.
+ */
+static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool verbose)
+{
+	static struct ifz_batch b;
+	struct ifz_outcome o;
+	struct ifz_rng r;
+	char path[PATH_MAX], what[2048];
+	int i, k, ret_fd, err = 0, bad = 0, extra[IFZ_CELLS] = { 0 };
+	double t0, t1, t2;
+
+	snprintf(path, sizeof(path), "%s/uprobe_insnfuzz.%d.code",
+		 getenv("TMPDIR") ? getenv("TMPDIR") : "/tmp", getpid());
+	ifz_seed(&r, seed, batch);
+	t0 = now();
+	for (i = 0; i < (int)(IFZ_CMP_BYTES / 8); i++)
+		((uint64_t *)pristine)[i] = ifz_rn(&r, 4) ? ifz_rnd(&r) : ifz_rn(&r, 512);
+	for (i = 0; i < IFZ_CELLS; i++) {
+		unsigned long ip = IFZ_CELL(i) + IFZ_CELL_INSN;
+
+		ifz_gen_insn(&r, &env, ip, &b.in[i]);
+		for (k = 0; k < IFZ_STATES; k++)
+			ifz_gen_state(&r, &env, &b.in[i], ip, &b.st[i][k]);
+	}
+	err = write_code(path, &b);
+	if (err)
+		return err;
+	stats->t_gen += now() - t0;
+	t0 = now();
+
+	for (i = 0; i < IFZ_CELLS; i++) {
+		if (trace_fd >= 0) {
+			char bytes[64];
+
+			hex(b.in[i].bytes, b.in[i].len, bytes);
+			dprintf(trace_fd, "insnfuzz: batch %d cell %d %s [%s]\n", batch, i,
+				ifz_class_name(b.in[i].cls), bytes);
+		}
+		for (k = 0; k < IFZ_STATES; k++)
+			run(&b.plain[i][k], IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
+	}
+
+	t1 = now();
+	ret_fd = ut_pmu_open(pmu, path, IFZ_STUB_ENTER_RET, true, 0, false, 0, -1);
+	if (ret_fd < 0) {
+		err = ret_fd;
+		goto out;
+	}
+	for (i = 0; i < IFZ_CELLS; i++) {
+		b.fd[i] = ut_pmu_open(pmu, path, IFZ_CELL(i) - IFZ_CODE + IFZ_CELL_INSN,
+				      false, 0, false, 0, -1);
+		if (b.fd[i] == -EMFILE || b.fd[i] == -ENOMEM || b.fd[i] == -ENOENT) {
+			err = b.fd[i];
+			goto out_close;
+		}
+	}
+
+	t2 = now();
+	xol_lo = 0;
+	xol_hi = 0;
+	tramp = 0;
+	ret_extra = 0;
+	for (i = 0; i < IFZ_CELLS; i++) {
+		const struct ifz_insn *in = &b.in[i];
+
+		stats->cases[in->cls] += IFZ_STATES;
+		stats->forms[in->cls][in->form] += IFZ_STATES;
+		if (b.fd[i] < 0)
+			stats->refused[in->cls] += IFZ_STATES;
+		else
+			stats->probed[in->cls] += IFZ_STATES;
+		for (k = 0; k < IFZ_STATES; k++) {
+			run(&o, IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
+			if (!xol_hi)
+				find_xol_area();
+			stats->runs++;
+			stats->timeouts += o.timeout;
+			if (b.fd[i] >= 0)
+				stats->probed_runs++;
+			if (!differ(&b.plain[i][k], &o, what, sizeof(what)))
+				continue;
+			if (qemu_atomic_flags(in, &b.plain[i][k], &o)) {
+				stats->qemu_flags++;
+				continue;
+			}
+			confirm(&b, i, k, &extra[i]);
+			stats->diverged[in->cls]++;
+			bad++;
+			report(seed, batch, i, k, in, what);
+			if (verbose)
+				explain(in, &b.plain[i][k], &o, IFZ_CELL(i) + IFZ_CELL_INSN);
+		}
+		if (verbose) {
+			char bytes[64];
+
+			hex(in->bytes, in->len, bytes);
+			printf("# cell %3d %-16s %-9s %s [%s]\n", i, ifz_class_name(in->cls),
+			       ifz_form_name(in->form), b.fd[i] < 0 ? "refused" : "probed ",
+			       bytes);
+		}
+	}
+
+	stats->t_plain += t1 - t0;
+	stats->t_probe += t2 - t1;
+	stats->t_probed += now() - t2;
+	stats->batches++;
+
+	/* every probe counted every run; the return probe every entry1 run */
+	for (i = 0; i < IFZ_CELLS; i++) {
+		uint64_t n = 0;
+
+		if (b.fd[i] < 0)
+			continue;
+		if (read(b.fd[i], &n, sizeof(n)) != sizeof(n) ||
+		    n != (uint64_t)IFZ_STATES + extra[i]) {
+			stats->count_errors++;
+			snprintf(what, sizeof(what), " the probe counted %lu of %d runs",
+				 (unsigned long)n, IFZ_STATES);
+			report(seed, batch, i, -1, &b.in[i], what);
+			bad++;
+		}
+	}
+	{
+		uint64_t n = 0;
+
+		if (read(ret_fd, &n, sizeof(n)) != sizeof(n) ||
+		    n != IFZ_CELLS * IFZ_STATES / 2 + ret_extra) {
+			stats->retprobe_errors++;
+			printf("# the return probe counted %lu of %d returns\n",
+			       (unsigned long)n, IFZ_CELLS * IFZ_STATES / 2 + ret_extra);
+			bad++;
+		}
+	}
+out_close:
+	t0 = now();
+	close_all(b.fd, IFZ_CELLS);
+	close(ret_fd);
+out:
+	munmap((void *)IFZ_CODE, 0x1000 + IFZ_CELLS * IFZ_CELL_BYTES);
+	unlink(path);
+	stats->t_close += now() - t0;
+	return err ? err : bad;
+}
+
+static void print_coverage(void)
+{
+	int c, f;
+
+	printf("# %-18s %8s %8s %8s %8s  forms\n", "class", "cases", "probed",
+	       "refused", "diverged");
+	for (c = 0; c < IFZ_NCLASS; c++) {
+		printf("# %-18s %8lu %8lu %8lu %8lu ", ifz_class_name(c),
+		       stats->cases[c], stats->probed[c], stats->refused[c],
+		       stats->diverged[c]);
+		for (f = 0; f < IFZ_NFORM; f++)
+			if (stats->forms[c][f])
+				printf(" %s:%lu", ifz_form_name(f), stats->forms[c][f]);
+		printf("\n");
+	}
+	if (!env.avx)
+		printf("# not reached: VEX-encoded classes (no AVX here)\n");
+	printf("# not reached: EVEX (AVX-512: QEMU TCG has none), compat (32-bit) code\n");
+	printf("# runs %lu (probed %lu), timeouts %lu, count errors %lu\n",
+	       stats->runs, stats->probed_runs, stats->timeouts, stats->count_errors);
+	printf("# divergent runs that did not come back when run again: %lu\n",
+	       stats->unstable);
+	printf("# locked memory ops with only eflags differing (QEMU MTTCG, not counted): %lu\n",
+	       stats->qemu_flags);
+	printf("# timer signals %lu: %lu in a case, %lu on the return trampoline, %lu in a slot\n",
+	       stats->ticks, stats->case_ticks, stats->tramp_ticks, stats->slot_ticks);
+}
+
+/* Every class the generator knows was probed at least once (or refused). */
+static const char *uncovered(void)
+{
+	int c;
+
+	for (c = 0; c < IFZ_NCLASS; c++) {
+		if ((c == IFZ_AVX || c == IFZ_BMI) && !env.avx)
+			continue;
+		if (c == IFZ_BMI && !env.bmi2)
+			continue;
+		if (c == IFZ_REFUSED && !stats->refused[c])
+			return ifz_class_name(c);
+		if (c == IFZ_RANDOM && !stats->cases[c])
+			return ifz_class_name(c);
+		if (c != IFZ_REFUSED && c != IFZ_RANDOM && !stats->probed[c])
+			return ifz_class_name(c);
+	}
+	return NULL;
+}
+
+/* One worker: batches @first + @w, + @jobs, ... until @batches or @seconds. */
+static long worker(int w, int jobs, uint64_t seed, int first, int batches,
+		   double seconds, bool verbose)
+{
+	struct rlimit rl = { 4096, 4096 };
+	double t0 = now();
+	struct ut_pmu pmu;
+	long n, bad = 0;
+	int b;
+
+	setrlimit(RLIMIT_NOFILE, &rl);
+	ut_pmu_init(&pmu);
+	if (pmu.type < 0 || pmu.retprobe_bit < 0)
+		return -ENOENT;
+	n = setup_machine(w % get_nprocs());
+	if (!n)
+		n = setup_signals();
+	if (n)
+		return n;
+	for (b = first + w; !batches || b < first + batches; b += jobs) {
+		n = do_batch(&pmu, seed, b, verbose);
+		if (n < 0) {
+			printf("# batch %d: %s\n", b, strerror(-n));
+			bad = n;
+			break;
+		}
+		bad += n;
+		if (!w && !verbose && stats->batches % 25 == 0)
+			printf("# batch %d, %.0f s, %ld divergent so far\n", b,
+			       now() - t0, bad);
+		if (seconds && now() - t0 >= seconds)
+			break;
+	}
+	stop_signals();
+	return bad ? bad : stats->slot_ticks ? 1 : 0;
+}
+
+/*
+ * Run @jobs workers (one per CPU, each pinned, each with its own fixed
+ * mappings) and add up what they found in the global stats.  Returns the
+ * number of divergences and miscounts, or -errno for a harness failure.
+ */
+static long fuzz(uint64_t seed, int first, int batches, double seconds,
+		 bool verbose, int jobs)
+{
+	struct ifz_stats *all, *sum;
+	double t0 = now();
+	long ret = 0;
+	int w, c, status;
+	size_t i;
+
+	detect_env();
+	all = mmap(NULL, (jobs + 1) * sizeof(*all), PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (all == MAP_FAILED)
+		return -ENOMEM;
+	fflush(stdout);
+	for (w = 0; w < jobs; w++) {
+		pid_t pid = fork();
+
+		if (pid < 0)
+			return -errno;
+		if (!pid) {
+			stats = &all[w];
+			stats->result = worker(w, jobs, seed, first, batches, seconds,
+					       verbose);
+			fflush(stdout);
+			_exit(0);
+		}
+	}
+	sum = &all[jobs];
+	for (w = 0; w < jobs; w++) {
+		if (wait(&status) < 0 || !WIFEXITED(status)) {
+			printf("# a worker died: status %#x\n", status);
+			ret = -EIO;
+		}
+	}
+	for (w = 0; w < jobs; w++) {
+		unsigned long *src = (unsigned long *)&all[w], *dst = (unsigned long *)sum;
+
+		/* every field up to the times is a counter */
+		for (i = 0; i < offsetof(struct ifz_stats, t_gen) / sizeof(long); i++)
+			dst[i] += src[i];
+		sum->t_gen += all[w].t_gen;
+		sum->t_close += all[w].t_close;
+		sum->t_plain += all[w].t_plain;
+		sum->t_probe += all[w].t_probe;
+		sum->t_probed += all[w].t_probed;
+		if (all[w].result < 0 && !ret)
+			ret = all[w].result;
+		else if (ret >= 0)
+			ret += all[w].result;
+	}
+	stats = sum;
+	printf("# seed %#lx, %lu batches from %d, %d workers, %.1f s\n",
+	       (unsigned long)seed, sum->batches, first, jobs, now() - t0);
+	printf("# per worker: %.1f s generating, %.1f s unprobed, %.1f s probing,",
+	       sum->t_gen / jobs, sum->t_plain / jobs, sum->t_probe / jobs);
+	printf(" %.1f s probed, %.1f s closing\n", sum->t_probed / jobs,
+	       sum->t_close / jobs);
+	print_coverage();
+	for (w = 0; w < jobs; w++)
+		for (c = 0; c < (int)ARRAY_SIZE(all[w].slot_off) &&
+		     (unsigned long)c < all[w].slot_ticks; c++)
+			printf("# a timer signal saw ip at [uprobes] + %#lx\n",
+			       all[w].slot_off[c]);
+	return ret;
+}
+
+FIXTURE(insn) {};
+FIXTURE_SETUP(insn) {}
+FIXTURE_TEARDOWN(insn) {}
+
+/* The fixed-seed slice make check runs: 10 batches, 20,480 cases. */
+TEST_F_TIMEOUT(insn, probed_instructions_compute_what_unprobed_ones_do, 280)
+{
+	const char *gap;
+	long ret;
+
+	ret = fuzz(IFZ_SEED, 0, IFZ_CHECK_BATCHES, 0, false, get_nprocs());
+	ASSERT_LE(0, ret) TH_LOG("harness failure: %s", strerror(-ret));
+	EXPECT_EQ(0, ret) TH_LOG("%ld divergent runs or miscounted probes", ret);
+	EXPECT_EQ(0, stats->slot_ticks) TH_LOG("a signal interrupted the program in a slot");
+	EXPECT_EQ(IFZ_CHECK_BATCHES * IFZ_CELLS * IFZ_STATES, stats->runs);
+	gap = uncovered();
+	EXPECT_EQ(NULL, gap) TH_LOG("class not covered: %s", gap);
+}
+
+int main(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{ "seed", required_argument, NULL, 's' },
+		{ "seconds", required_argument, NULL, 't' },
+		{ "batch", required_argument, NULL, 'b' },
+		{ "batches", required_argument, NULL, 'n' },
+		{ "trace", no_argument, NULL, 'T' },
+		{ "ignore-int3-trapno", no_argument, NULL, 'I' },
+		{ NULL, 0, NULL, 0 },
+	};
+	uint64_t seed = IFZ_SEED;
+	int c, first = 0, batches = 0;
+	long ret;
+	double seconds = 0;
+	bool cli = false, verbose = false;
+
+	if (geteuid())
+		ksft_exit_skip("uprobes tests need root\n");
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		cli = true;
+		switch (c) {
+		case 's':
+			seed = strtoull(optarg, NULL, 0);
+			break;
+		case 't':
+			seconds = atof(optarg);
+			break;
+		case 'b':
+			first = atoi(optarg);
+			batches = 1;
+			verbose = true;
+			break;
+		case 'n':
+			batches = atoi(optarg);
+			break;
+		case 'T':
+			trace_fd = 1;
+			break;
+		case 'I':
+			ignore_int3_trapno = true;
+			break;
+		default: return 2;
+		}
+	}
+	if (!cli)
+		return test_harness_run(argc, argv);
+	if (!seconds && !batches)
+		seconds = 1500;
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	ret = fuzz(seed, first, batches, seconds, verbose, verbose ? 1 : get_nprocs());
+	if (ret < 0)
+		printf("# harness failure: %s\n", strerror(-ret));
+	printf("%s\n", ret ? "FAIL" : "PASS");
+	return ret ? 1 : 0;
+}
