@@ -13,6 +13,7 @@
 #   make series-check          git am them on the tarball, build after each patch
 #   make lint                  checkpatch, kernel-doc, sparse, W=1 on our files and patches
 #   make check-arch            arm64 cross build of the series (vmlinux)
+#   make fuzz                  differential instruction fuzzing, 25 min (FUZZ_ARGS='--seed S --seconds T')
 #
 # Everything is kept under build/; logs in build/logs/.
 
@@ -53,6 +54,12 @@ vm:
 
 clean:
 	rm -rf build
+
+# make fuzz: uprobe_insnfuzz with a fresh seed for 1500 s on our kernel
+# (harness/fuzz; FUZZ_ARGS='--seed S --seconds T', KERNEL=stock).
+.PHONY: fuzz
+fuzz:
+	@harness/fuzz $(FUZZ_ARGS) $(KERNEL)
 
 # make bench: hit and attach cost on ours, stock 6.1 and stock 6.12
 # (harness/bench/run; tables and plot in build/bench/).  A tool, not a test.
