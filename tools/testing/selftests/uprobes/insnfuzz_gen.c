@@ -42,8 +42,9 @@
 #define NW	0x4000		/* no random REX.W */
 #define I16I8	0x8000		/* enter: imm16, imm8 */
 /*
- * No rip-relative form: QEMU 7.2's TCG leaves the imm8 out of the next-ip
- * it adds the displacement to (one byte short), where CPUs do not.
+ * No rip-relative form: QEMU 7.2's TCG leaves the immediate out of the
+ * next-ip it adds the displacement to (shld $imm8; f6 /1, test's alias),
+ * where CPUs do not.
  */
 #define NRIP	0x10000
 
@@ -136,8 +137,8 @@ static const struct ifz_op legacy_ops[] = {
 	X(ALU, 0, 0xd1, -1, 0, M, 0, 0),
 	X(ALU, 0, 0xd3, -1, 0, M, 0, 0),
 	X(ALU, 0, 0xf5, -1, 0, 0, 0, 0),		/* cmc */
-	X(ALU, 0, 0xf6, -1, 0, M | BYTE, 0, 0),	/* test/not/neg/mul/div */
-	X(ALU, 0, 0xf7, -1, 0, M, 0, 0),
+	X(ALU, 0, 0xf6, -1, 0, M | BYTE | NRIP, 0, 0),	/* test/not/neg/mul/div */
+	X(ALU, 0, 0xf7, -1, 0, M | NRIP, 0, 0),
 	X(ALU, 0, 0xf8, -1, 0, 0, 0, 0),		/* clc; stc f9 */
 	X(ALU, 0, 0xf9, -1, 0, 0, 0, 0),
 	X(ALU, 0, 0xfc, -1, 0, 0, 0, 0),		/* cld; std fd */
@@ -528,12 +529,15 @@ static void branch_disp(struct ifz_rng *r, struct enc *e, uint32_t fl,
 	put(e, (uint64_t)rel, bytes);
 }
 
-/* Fix the rip-relative displacement now that the length is known. */
+/*
+ * Fix the rip-relative displacement now that the length is known; a gs
+ * override adds the gs base the runner set.
+ */
 static void fix_rip(struct ifz_rng *r, struct enc *e, unsigned long addr,
-		    unsigned int size, uint16_t need)
+		    unsigned int size, uint16_t need, bool gs)
 {
 	unsigned long t = mem_target(r, size, need, IFZ_STACK + 0x1000);
-	int32_t d = (int32_t)(t - (addr + e->n));
+	int32_t d = (int32_t)(t - (gs ? IFZ_GSBASE : 0) - (addr + e->n));
 	int i;
 
 	e->in->disp = d;
@@ -556,7 +560,7 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	struct enc e = { .in = in };
 	bool p66 = op->mp == 0x66, w = false, rexr, rexx, rexb, rex;
 	bool may_mem = (op->fl & M) && !(op->fl & (RO | FM));
-	int reg = 0, opsize, seg = 0, lock_at = -1;
+	int reg = 0, opsize, seg = 0, seg_at = 0, lock_at = -1;
 	uint8_t rexbyte = 0;
 
 	in->cls = op->cls;
@@ -565,6 +569,7 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	/* legacy prefixes, in random order but mandatory ones last */
 	if (may_mem && ifz_rn(r, 8) == 0) {
 		seg = ifz_rn(r, 2) ? 0x64 : 0x65;
+		seg_at = e.n;
 		put(&e, seg, 1);
 	}
 	if (!(op->fl & N66) && !op->mp && ifz_rn(r, 6) == 0) {
@@ -611,6 +616,9 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 			memmove(in->bytes + 1, in->bytes, e.n);
 			in->bytes[0] = rexbyte;
 			e.n++;
+			seg_at++;
+			if (lock_at >= 0)
+				lock_at++;
 			w = false;
 			rexr = false;
 			rexx = false;
@@ -650,8 +658,18 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 		memmove(in->bytes + lock_at, in->bytes + lock_at + 1, e.n - lock_at - 1);
 		e.n--;
 	}
+	/*
+	 * An %fs operand the state cannot aim (rip-relative, or the stack
+	 * pointer with no index) would land some 256 MiB above the fs base,
+	 * amid the runner's thread stacks and their TLS: use %gs there, whose
+	 * base is the runner's.
+	 */
+	if (seg == 0x64 && (e.rip || (in->base == 4 && in->index == 0xff))) {
+		in->bytes[seg_at] = 0x65;
+		seg = 0x65;
+	}
 	if (e.rip)
-		fix_rip(r, &e, addr, in->size, in->need);
+		fix_rip(r, &e, addr, in->size, in->need, seg == 0x65);
 	in->len = e.n;
 	in->seg = seg;
 	in->form = e.rip ? IFZ_F_RIP : !in->mem ? IFZ_F_NONE :
@@ -727,7 +745,7 @@ static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
 	}
 	immediates(r, &e, op->fl, 4);
 	if (e.rip)
-		fix_rip(r, &e, addr, in->size, 0);
+		fix_rip(r, &e, addr, in->size, 0, false);
 	in->len = e.n;
 	in->form = e.rip ? IFZ_F_RIP : in->mem ? IFZ_F_MEM : IFZ_F_NONE;
 	if (op->cls == IFZ_AVX && op->opc == 0x28)
@@ -993,6 +1011,14 @@ void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
 	for (i = 0; i < 16; i++)
 		st->regs[i] = pool(r);
 	st->regs[4] = pick_rsp(r);
+	/*
+	 * Random bytes go on running past their first instruction, and may
+	 * read below the red zone, where the ABI lets anyone write (and a
+	 * copy run without a step saves its scratch register): keep that
+	 * slot unmapped, so that their copies are stepped instead.
+	 */
+	if (in->cls == IFZ_RANDOM)
+		st->regs[4] = IFZ_DATA + 0x40 + (ifz_rn(r, 8) << 3);
 	st->flags = 0x2 | (ifz_rnd(r) & 0x8d5);
 	if (ifz_rn(r, 4) == 0)
 		st->flags |= 0x400;		/* DF */
