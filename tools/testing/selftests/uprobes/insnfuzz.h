@@ -131,7 +131,7 @@ static inline void ifz_seed(struct ifz_rng *r, uint64_t a, uint64_t b)
 
 struct ifz_env {
 	uint64_t fsbase;
-	bool avx, avx2, bmi1, bmi2;
+	bool avx, avx2, bmi2;
 };
 
 void ifz_gen_insn(struct ifz_rng *r, const struct ifz_env *env,

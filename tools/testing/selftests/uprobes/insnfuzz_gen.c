@@ -254,7 +254,6 @@ static const struct ifz_op legacy_ops[] = {
 	X(MISC, 1, 0x0d, 1, 0, M | MO, 0, 1),		/* prefetchw */
 	X(MISC, 1, 0x01, 0xd0, 0, M | FM, 0, 0),	/* xgetbv */
 	X(MISC, 1, 0x01, 0xee, 0, M | FM, 0, 0),	/* rdpkru */
-	X(MISC, 0, 0x9b, -1, 0, 0, 0, 0),
 
 	/* refused: the probe must fail, the program run as before */
 	X(REFUSED, 0, 0xcc, -1, 0, N66, 0, 0),		/* int3 */
@@ -560,7 +559,7 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	struct enc e = { .in = in };
 	bool p66 = op->mp == 0x66, w = false, rexr, rexx, rexb, rex;
 	bool may_mem = (op->fl & M) && !(op->fl & (RO | FM));
-	int reg = 0, opsize, seg = 0, seg_at = 0, lock_at = -1;
+	int opsize, seg = 0, seg_at = 0, lock_at = -1;
 	uint8_t rexbyte = 0;
 
 	in->cls = op->cls;
@@ -640,7 +639,7 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 		if (op->cls == IFZ_JCC)
 			put(&e, op->opc + ifz_rn(r, 16), 1);
 		else
-			put(&e, op->opc + (reg = ifz_rn(r, 8)), 1);
+			put(&e, op->opc + ifz_rn(r, 8), 1);
 	} else {
 		put(&e, op->opc, 1);
 	}
@@ -675,7 +674,6 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	in->form = e.rip ? IFZ_F_RIP : !in->mem ? IFZ_F_NONE :
 		   seg == 0x64 ? IFZ_F_FS : seg == 0x65 ? IFZ_F_GS :
 		   in->a32 ? IFZ_F_A32 : IFZ_F_MEM;
-	(void)reg;
 }
 
 static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
