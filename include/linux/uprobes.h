@@ -221,6 +221,7 @@ bool arch_uprobe_direct_start(struct arch_uprobe *aup, unsigned long vaddr,
 void arch_uprobe_direct_leave(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_direct_trapped(void);
 void arch_uprobe_trap_not_ours(struct pt_regs *regs);
+bool arch_uprobe_other_trap_insn(struct pt_regs *regs);
 const void *arch_uretprobe_syscall_trampoline(unsigned int *len);
 bool arch_uretprobe_may_use_syscall(struct pt_regs *regs);
 int arch_uretprobe_syscall_unwind(struct pt_regs *regs);

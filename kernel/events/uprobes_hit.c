@@ -88,6 +88,23 @@ void __weak arch_uprobe_trap_not_ours(struct pt_regs *regs)
 {
 }
 
+/**
+ * arch_uprobe_other_trap_insn - did another form of trap instruction trap?
+ * @regs: the registers, ip just past the instruction that trapped
+ *
+ * Called for a trap no probe owns when no breakpoint instruction ends at
+ * ip.  An architecture whose breakpoint trap can also come from a longer
+ * instruction (x86: "int $3") says whether one ends at ip, so that the
+ * program gets its SIGTRAP rather than being sent back into the middle of
+ * that instruction as if a breakpoint of ours had been removed.
+ *
+ * Return: true when the program's own trap instruction ends at ip.
+ */
+bool __weak arch_uprobe_other_trap_insn(struct pt_regs *regs)
+{
+	return false;
+}
+
 static noinline struct uprobe_task *uprobe_alloc_utask(void)
 {
 	current->utask = kzalloc(sizeof(*current->utask), GFP_KERNEL);
@@ -235,13 +252,21 @@ void __init uprobes_hit_init(void)
  * No probe at @bp_vaddr: either the program's own trap instruction
  * (deliver SIGTRAP as without uprobes) or a breakpoint of ours removed
  * since it trapped (run the restored instruction).
+ *
+ * A longer trap instruction of the program's (x86's "int $3", cd 03)
+ * ends at ip without a breakpoint before it.  It could also be a removed
+ * breakpoint's restored instruction starting with the second byte (03)
+ * right after an instruction ending in the first (cd): that needs both
+ * the bytes and a removal racing the hit, and then the program gets a
+ * SIGTRAP; the other choice would send every "int $3" back into its own
+ * middle.
  */
 static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
 {
 	uprobe_opcode_t op;
 
-	if (!copy_from_user(&op, (void __user *)bp_vaddr, UPROBE_SWBP_INSN_SIZE) &&
-	    is_trap_insn(&op)) {
+	if ((!copy_from_user(&op, (void __user *)bp_vaddr, UPROBE_SWBP_INSN_SIZE) &&
+	     is_trap_insn(&op)) || arch_uprobe_other_trap_insn(regs)) {
 		arch_uprobe_trap_not_ours(regs);
 		force_sig(SIGTRAP);
 		return;

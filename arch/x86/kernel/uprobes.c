@@ -874,6 +874,24 @@ void arch_uprobe_trap_not_ours(struct pt_regs *regs)
 }
 
 /**
+ * arch_uprobe_other_trap_insn() - did the program's "int $3" trap?
+ * @regs: user registers, ip just past the instruction that trapped
+ *
+ * "int $3" (cd 03) raises the same #BP as int3 with ip past its two
+ * bytes; no error code or flag tells them apart, only the bytes do.
+ *
+ * Return: true when cd 03 ends at ip.
+ */
+bool arch_uprobe_other_trap_insn(struct pt_regs *regs)
+{
+	u8 insn[2];
+
+	if (copy_from_user(insn, (void __user *)(regs->ip - 2), sizeof(insn)))
+		return false;
+	return insn[0] == 0xcd && insn[1] == X86_TRAP_BP;
+}
+
+/**
  * arch_uprobe_xol_was_trapped() - did the stepped copy fault?
  * @t: the stepping task (current)
  *
