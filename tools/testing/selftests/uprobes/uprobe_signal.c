@@ -303,6 +303,31 @@ TEST_F(sig, int3_not_ours_gives_sigtrap)
 	EXPECT_EQ(0, UT_HITS(0));
 }
 
+/*
+ * The program's "int $3" (cd 03) in a probed process: SIGTRAP with RIP
+ * past both bytes, as without probes, not a restart at the 03 as if a
+ * removed breakpoint of ours had trapped (found by uprobe_insnfuzz).
+ */
+TEST_F(sig, int_3_not_ours_gives_sigtrap_past_it)
+{
+	struct ut_target *t;
+	long off, res, nsig, rip, code;
+	char r[256];
+
+	UT_SYM(off, self->target, "ut_step");
+	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "int_3 3");
+	ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %ld", &res, &nsig, &rip, &code))
+		TH_LOG("reply: %s", r);
+	EXPECT_EQ(1, nsig) TH_LOG("SIGTRAPs delivered");
+	EXPECT_EQ(2, rip) TH_LOG("RIP after the int $3 is ut_int_3+%ld", rip);
+	EXPECT_EQ(0x80, code) TH_LOG("si_code (SI_KERNEL)");
+	EXPECT_EQ(7, res);
+	EXPECT_EQ(0, UT_HITS(0));
+}
+
 /* A probe right after the program's int3: SIGTRAP first, then the hit. */
 TEST_F(sig, int3_followed_by_probed_instruction)
 {

@@ -418,6 +418,15 @@ asm("	.text\n"
 "	lea 4(%rdi), %rax\n"
 "	ret\n"
 "	.size ut_int3, .-ut_int3\n"
+/* The same with the two-byte form, int $3 (cd 03). */
+"	.p2align 4\n"
+"	.globl ut_int_3\n"
+"	.type ut_int_3, @function\n"
+"ut_int_3:\n"
+"	.byte 0xcd, 0x03\n"	/* as writes int $3 as int3 */
+"	lea 4(%rdi), %rax\n"
+"	ret\n"
+"	.size ut_int_3, .-ut_int_3\n"
 /* syscall stepped out of line: getpid() */
 "	.p2align 4\n"
 "	.globl ut_syscall\n"
@@ -592,6 +601,7 @@ long ut_load32(long a);
 long ut_movimm(long a);
 long ut_movneg(long a);
 long ut_int3(long a);
+long ut_int_3(long a);
 long ut_syscall(void);
 long ut_far(long a);
 extern char ut_load_end[], ut_int3_after[];
@@ -1656,14 +1666,16 @@ static void run(char *line)
 		printf("ok %ld %ld 0x%lx 0x%lx %ld\n", r, nsig,
 		       sig_rip - (long)ut_div_insn,
 		       sig_addr - (long)ut_div_insn, sig_code);
-	} else if (!strcmp(argv[0], "int3") && argc >= 2) {
-		/* int3 A: ut_int3(A) under a SIGTRAP handler */
+	} else if ((!strcmp(argv[0], "int3") || !strcmp(argv[0], "int_3")) &&
+		   argc >= 2) {
+		/* int3 A, int_3 A: ut_int3(A), ut_int_3(A) under a SIGTRAP handler */
+		long (*fn)(long) = argv[0][3] == '_' ? ut_int_3 : ut_int3;
 		long r;
 
 		where_catch(SIGTRAP);
-		r = ut_int3(parse(argv[1]));
+		r = fn(parse(argv[1]));
 		signal(SIGTRAP, SIG_DFL);
-		printf("ok %ld %ld 0x%lx %ld\n", r, nsig, sig_rip - (long)ut_int3,
+		printf("ok %ld %ld 0x%lx %ld\n", r, nsig, sig_rip - (long)fn,
 		       sig_code);
 	} else if (!strcmp(argv[0], "longjmp") && argc >= 2) {
 		/* longjmp A: ut_lj_outer(A) longjmps back here from ut_lj_inner */
