@@ -1014,6 +1014,7 @@ struct ut_prog_ctl {
 	volatile int cmd, seq, ack;
 	volatile long arg, val, res;
 	volatile unsigned long base;
+	unsigned long len;	/* of the mapping, set before the fork */
 	volatile int stop;
 	volatile long lost, stores;
 };
@@ -1044,20 +1045,44 @@ static inline void *ut_prog_storer(void *arg)
 	return NULL;
 }
 
+#define UT_HUGE		(2UL << 20)
+
+/*
+ * Map @len bytes of @path privately; a mapping of a huge page's size or
+ * more starts on a huge page boundary, so that a file THP can map whole.
+ */
+static inline unsigned char *ut_map_file(const char *path, size_t len, int prot)
+{
+	size_t align = len >= UT_HUGE ? UT_HUGE : 0;
+	unsigned char *at = NULL, *m;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return MAP_FAILED;
+	if (align) {
+		at = mmap(NULL, len + align, PROT_NONE,
+			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (at != MAP_FAILED)
+			at = (unsigned char *)(((unsigned long)at + align - 1) &
+					       ~(align - 1));
+	}
+	m = at == MAP_FAILED ? MAP_FAILED :
+		mmap(at, len, prot, MAP_PRIVATE | (at ? MAP_FIXED : 0), fd, 0);
+	close(fd);
+	return m;
+}
+
 static inline void ut_prog_serve(struct ut_prog_ctl *ctl, const char *path,
 				 int prot, bool lock)
 {
 	pthread_t storer;
 	unsigned char *base;
-	int fd, seq = 0;
+	int seq = 0;
 	long i;
 
-	fd = open(path, O_RDONLY);
-	base = fd < 0 ? MAP_FAILED :
-		mmap(NULL, UT_CODE_LEN, prot, MAP_PRIVATE, fd, 0);
-	if (base == MAP_FAILED || (lock && mlock(base, UT_CODE_LEN)))
+	base = ut_map_file(path, ctl->len, prot);
+	if (base == MAP_FAILED || (lock && mlock(base, ctl->len)))
 		_exit(3);
-	close(fd);
 	ctl->base = (unsigned long)base;
 	ctl->ack = 0;
 	for (;;) {
@@ -1076,7 +1101,7 @@ static inline void ut_prog_serve(struct ut_prog_ctl *ctl, const char *path,
 			base[ctl->arg] = ctl->val;
 			break;
 		case UT_PROG_PROTECT:
-			ctl->res = mprotect(base, UT_CODE_LEN, ctl->arg) ? -errno : 0;
+			ctl->res = mprotect(base, ctl->len, ctl->arg) ? -errno : 0;
 			break;
 		case UT_PROG_STORE_START:
 			ctl->stop = 0;
@@ -1095,9 +1120,9 @@ static inline void ut_prog_serve(struct ut_prog_ctl *ctl, const char *path,
 	}
 }
 
-/* Fork a program mapping @path with @prot (and mlock()ed if @lock). */
-static inline int ut_prog_start(struct ut_prog *p, const char *path, int prot,
-				bool lock)
+/* Fork a program mapping @len bytes of @path with @prot (mlock()ed if @lock). */
+static inline int ut_prog_start_len(struct ut_prog *p, const char *path,
+				    int prot, bool lock, size_t len)
 {
 	int i;
 
@@ -1107,6 +1132,7 @@ static inline int ut_prog_start(struct ut_prog *p, const char *path, int prot,
 		return -errno;
 	memset((void *)p->ctl, 0, sizeof(*p->ctl));
 	p->ctl->ack = -1;
+	p->ctl->len = len;
 	fflush(stdout);
 	fflush(stderr);
 	p->pid = fork();
@@ -1117,6 +1143,13 @@ static inline int ut_prog_start(struct ut_prog *p, const char *path, int prot,
 	for (i = 0; i < 10000 && p->ctl->ack; i++)
 		usleep(1000);
 	return p->ctl->ack ? -ETIMEDOUT : 0;
+}
+
+/* Fork a program mapping the code file @path (UT_CODE_LEN bytes). */
+static inline int ut_prog_start(struct ut_prog *p, const char *path, int prot,
+				bool lock)
+{
+	return ut_prog_start_len(p, path, prot, lock, UT_CODE_LEN);
 }
 
 /* One command; its result, or LONG_MIN if the program did not answer. */

@@ -11,6 +11,8 @@
  * /tmp (uprobe_lib.h: ut_code_file(), ut_prog_*()).
  */
 #define _GNU_SOURCE
+#include <sys/mount.h>
+#include <sys/uio.h>
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
 
@@ -24,12 +26,14 @@ FIXTURE(map) {
 	uint64_t hash;
 	struct ut_prog p[2];
 	struct ut_knob knob;
+	char thp_dir[64];	/* a tmpfs huge=always mount, or "" */
 };
 
 FIXTURE_SETUP(map)
 {
 	ut_ctx_init(&self->c, GRP, _metadata->name);
 	self->knob.path[0] = '\0';
+	self->thp_dir[0] = '\0';
 	snprintf(self->path, sizeof(self->path), "/tmp/ust_map_%d", getpid());
 	ASSERT_EQ(0, ut_code_file(self->path)) TH_LOG("cannot write %s", self->path);
 	self->hash = ut_file_hash(self->path);
@@ -41,6 +45,10 @@ FIXTURE_TEARDOWN(map)
 	ut_prog_kill(&self->p[0]);
 	ut_prog_kill(&self->p[1]);
 	ut_ctx_cleanup(&self->c);
+	if (self->thp_dir[0]) {
+		umount2(self->thp_dir, MNT_DETACH);
+		rmdir(self->thp_dir);
+	}
 	EXPECT_EQ(self->hash, ut_file_hash(self->path)) TH_LOG("the probed file changed");
 	unlink(self->path);
 }
@@ -52,6 +60,7 @@ FIXTURE_TEARDOWN(map)
 
 #define CMD(i, cmd, arg, val) ut_prog_cmd(&self->p[i], (cmd), (arg), (val))
 #define ANON(i) ut_smaps_kb(self->p[i].pid, self->p[i].ctl->base, "Anonymous")
+#define PMD_KB(i) ut_smaps_kb(self->p[i].pid, self->p[i].ctl->base, "ShmemPmdMapped")
 
 /* Probe program 0's byte @v at UT_CODE_FN: it reads @v throughout. */
 #define EXPECT_OWN_BYTE_KEPT_BY_PROBE(v) do {					\
@@ -292,6 +301,122 @@ TEST_F(map, proc_mem_write_near_the_probe_is_kept)
 		TH_LOG("the probed byte after the removal");
 	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
 	EXPECT_EQ(1, UT_HITS(0));
+}
+
+/*
+ * Another process writes next to the probe with process_vm_writev(),
+ * which cannot write a read-only mapping: the program made its page
+ * writable first (a JIT patched through a helper), and made it
+ * executable again.  The write stays through the removal, and the probed
+ * byte is the original one again.
+ */
+TEST_F(map, process_vm_writev_near_the_probe_is_kept)
+{
+	unsigned char v = 0x66;
+	struct iovec l = { &v, 1 }, r = { NULL, 1 };
+
+	PROG(0, RX, false);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+	r.iov_base = (void *)(self->p[0].ctl->base + UT_CODE_DATA);
+	ASSERT_EQ(0, CMD(0, UT_PROG_PROTECT, RWX, 0));
+	ASSERT_EQ(1, process_vm_writev(self->p[0].pid, &l, 1, &r, 1, 0))
+		TH_LOG("process_vm_writev: %s", strerror(errno));
+	ASSERT_EQ(0, CMD(0, UT_PROG_PROTECT, RX, 0));
+	EXPECT_EQ(0x66, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0));
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+	UT_ENABLE(0, false);
+	EXPECT_EQ(0x66, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0))
+		TH_LOG("the other process's byte after the removal");
+	EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
+		TH_LOG("the probed byte after the removal");
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+	EXPECT_EQ(2, UT_HITS(0));
+}
+
+/* A file of one huge page on a tmpfs huge=always: the code page first. */
+static int thp_code_file(const char *path)
+{
+	static unsigned char buf[UT_HUGE];
+	int fd, err = 0;
+
+	memset(buf, 0x90, UT_PAGE);
+	memcpy(buf + UT_CODE_FN, "\xb8\x07\x00\x00\x00\xc3", 6);
+	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0755);
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
+/*
+ * A file THP (tmpfs huge=always) that two processes map whole, by PMD.
+ * A per-task perf event probes one of them: it gets a private copy of
+ * the one small page it needs, the other keeps its huge mapping and its
+ * page is never split.  After the removal the probed process runs the
+ * original instruction, a process that maps the file anew maps it huge
+ * (the page cache's huge page is whole), and the file's bytes are
+ * unchanged.
+ */
+TEST_F(map, file_thp_probed_in_one_process_stays_huge_in_the_other)
+{
+	char path[96];
+	struct ut_pmu pmu;
+	long long count = -1;
+	uint64_t hash;
+	int fd;
+
+	ut_pmu_init(&pmu);
+	if (pmu.type < 0)
+		SKIP(return, "no uprobe PMU");
+	snprintf(self->thp_dir, sizeof(self->thp_dir), "/tmp/ust_thp_%d", getpid());
+	ASSERT_EQ(0, mkdir(self->thp_dir, 0700));
+	if (mount("tmpfs", self->thp_dir, "tmpfs", 0, "huge=always,size=8m")) {
+		int e = errno;
+
+		rmdir(self->thp_dir);
+		self->thp_dir[0] = '\0';
+		SKIP(return, "tmpfs huge=always: %s (a kernel without file THP)",
+		     strerror(e));
+	}
+	snprintf(path, sizeof(path), "%s/code", self->thp_dir);
+	ASSERT_EQ(0, thp_code_file(path));
+	hash = ut_file_hash(path);
+	ASSERT_EQ(0, ut_prog_start_len(&self->p[0], path, RX, false, UT_HUGE));
+	ASSERT_EQ(0, ut_prog_start_len(&self->p[1], path, RX, false, UT_HUGE));
+	EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0));
+	EXPECT_EQ(0xb8, CMD(1, UT_PROG_READ, UT_CODE_FN, 0));
+	ASSERT_EQ(UT_HUGE / 1024, PMD_KB(1))
+		TH_LOG("the file is not mapped by one PMD: nothing to test");
+
+	fd = ut_pmu_open(&pmu, path, UT_CODE_FN, false, 0, false,
+			 self->p[0].pid, -1);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(-fd));
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 3, 0));
+	EXPECT_EQ(7, CMD(1, UT_PROG_CALL, 3, 0));
+	EXPECT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
+	EXPECT_EQ(3, count) TH_LOG("hits of the probed process only");
+	EXPECT_EQ(UT_PAGE / 1024, ANON(0))
+		TH_LOG("the probed process's private copies, in kB");
+	EXPECT_EQ(UT_HUGE / 1024, PMD_KB(1))
+		TH_LOG("the other process's huge mapping while the probe is in");
+	EXPECT_EQ(0, ANON(1));
+	close(fd);
+
+	EXPECT_EQ(UT_HUGE / 1024, PMD_KB(1))
+		TH_LOG("the other process's huge mapping after the removal");
+	EXPECT_EQ(0, ANON(0)) TH_LOG("a private copy left after the removal");
+	EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0));
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
+	ut_prog_kill(&self->p[1]);
+	ASSERT_EQ(0, ut_prog_start_len(&self->p[1], path, RX, false, UT_HUGE));
+	EXPECT_EQ(0xb8, CMD(1, UT_PROG_READ, UT_CODE_FN, 0));
+	EXPECT_EQ(UT_HUGE / 1024, PMD_KB(1))
+		TH_LOG("a new mapping of the file after the removal");
+	EXPECT_EQ(hash, ut_file_hash(path)) TH_LOG("the probed file changed");
 }
 
 UT_HARNESS_MAIN
