@@ -43,6 +43,17 @@
 /* The runner's own block: the registers to load, the host stack pointer. */
 #define IFZ_STATE		0x0e000000UL
 
+/*
+ * Far operands and branch targets, which must fault: 1 TiB that nothing
+ * maps (the runner checks), below where the kernel puts PIE programs,
+ * libraries, thread stacks and the heap, and whose low 32 bits (for an
+ * addr32 or rip-relative form) fall in [1 GiB, 2 GiB), as unmapped.
+ */
+#define IFZ_FAR			0x00003f0040000000UL
+#define IFZ_FAR_BYTES		0x10000000000UL	/* 1 TiB */
+#define IFZ_FAR32		0x40000000UL
+#define IFZ_FAR32_BYTES		0x40000000UL
+
 /* Classes: the analyser's plans, and the forms it refuses. */
 enum ifz_class {
 	IFZ_NOP, IFZ_JMP, IFZ_JCC, IFZ_LOOP, IFZ_CALL, IFZ_RET, IFZ_PUSH,
@@ -80,6 +91,7 @@ struct ifz_insn {
 	/* What the state must prepare, IFZ_NEED_*. */
 	uint16_t need;
 	uint8_t target_reg;	/* the register an indirect branch goes through */
+	uint8_t bit_reg;	/* bt* by register into memory: the bit offset's */
 	uint8_t vex;		/* needs AVX */
 };
 
@@ -93,6 +105,7 @@ struct ifz_insn {
 #define IFZ_NEED_ALIGN64	0x80	/* 64-byte aligned, 512+ bytes (fxsave) */
 #define IFZ_NEED_FLAGS_MEM	0x100	/* [rsp] holds flags for popf */
 #define IFZ_NEED_FARPTR		0x200	/* the operand is a far pointer */
+#define IFZ_NEED_BIT_REG	0x400	/* bit_reg holds a small bit offset */
 
 /* One machine state the instruction runs from. */
 struct ifz_state {

@@ -47,6 +47,12 @@
  * where CPUs do not.
  */
 #define NRIP	0x10000
+/*
+ * bt* by register: the bit offset in ModRM.reg moves the memory operand
+ * by up to 256 MiB (2^60 bytes with REX.W), so the state keeps it small
+ * and apart from the registers that form the address.
+ */
+#define BTR	0x20000
 
 struct ifz_op {
 	uint8_t cls, map, opc;
@@ -147,8 +153,8 @@ static const struct ifz_op legacy_ops[] = {
 	X(ALU, 0, 0xff, 1, 0, M | LCK, 0, 0),		/* dec */
 	X(ALU, 1, 0x40, -1, 0, M | OPR, 0, 0),		/* cmovcc */
 	X(ALU, 1, 0x90, 0, 0, M | OPR | BYTE, 0, 1),	/* setcc */
-	X(ALU, 1, 0xa3, -1, 0, M, 0, 0),		/* bt */
-	X(ALU, 1, 0xab, -1, 0, M | LCK, 0, 0),		/* bts */
+	X(ALU, 1, 0xa3, -1, 0, M | BTR, 0, 0),		/* bt */
+	X(ALU, 1, 0xab, -1, 0, M | LCK | BTR, 0, 0),	/* bts */
 	X(ALU, 1, 0xba, -1, 0, M | I8 | LCK, 0, 0),	/* bt* $i8 */
 	X(ALU, 1, 0xa4, -1, 0, M | I8 | NRIP, 0, 0),	/* shld */
 	X(ALU, 1, 0xad, -1, 0, M, 0, 0),		/* shrd %cl */
@@ -544,6 +550,21 @@ static void fix_rip(struct ifz_rng *r, struct enc *e, unsigned long addr,
 		e->in->bytes[e->disp_at + i] = (uint32_t)d >> (8 * i);
 }
 
+/*
+ * The bit offset register of a bt* into memory (ModRM.reg at @at): not
+ * one that forms the address (nor %rsp), so the state can keep it small.
+ */
+static void bit_reg(struct ifz_insn *in, int at, int reg, bool rexr)
+{
+	int n = reg | (rexr ? 8 : 0);
+
+	while (n == in->base || n == in->index || n == 4)
+		n = (n & 8) | ((n + 1) & 7);
+	in->bytes[at] = (in->bytes[at] & ~0x38) | (n & 7) << 3;
+	in->bit_reg = n;
+	in->need |= IFZ_NEED_BIT_REG;
+}
+
 static int opsize_of(uint32_t fl, bool p66, bool w)
 {
 	if (fl & BYTE)
@@ -611,7 +632,16 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	if (rex) {
 		rexbyte = 0x40 | w << 3 | rexr << 2 | rexx << 1 | rexb;
 		if (e.n && ifz_rn(r, 30) == 0) {
-			/* a REX before a legacy prefix is ignored */
+			/*
+			 * A REX before a legacy prefix is ignored by CPUs, but
+			 * QEMU 7.2's TCG applies it: with X or B the operand
+			 * moves to a register the state does not aim, and
+			 * "4f 64 66 88 20" stored %r12b at %fs:(%r8), into the
+			 * runner's TLS and TCB (the workers that died in malloc
+			 * or of a smashed stack guard).  R moves the address of
+			 * a bt* by register.  It keeps W, which moves none.
+			 */
+			rexbyte &= ~7;
 			memmove(in->bytes + 1, in->bytes, e.n);
 			in->bytes[0] = rexbyte;
 			e.n++;
@@ -643,12 +673,24 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	} else {
 		put(&e, op->opc, 1);
 	}
-	if (op->fl & M)
-		modrm(r, &e, op->fl, op->ext, ifz_rn(r, 8), rexx, rexb,
+	if (op->fl & M) {
+		int at = e.n, reg = ifz_rn(r, 8);
+
+		modrm(r, &e, op->fl, op->ext, reg, rexx, rexb,
 		      !(op->fl & (RO | FM | NRIP)));
+		if ((op->fl & BTR) && in->mem)
+			bit_reg(in, at, reg, rexr);
+	}
 	if (op->fl & (R8 | R32))
 		branch_disp(r, &e, op->fl, addr);
 	immediates(r, &e, op->fl, op->fl & IV ? opsize : (p66 ? 2 : 4));
+	/*
+	 * int $0x80 is the i386 system call (IA32_EMULATION), made with the
+	 * state's registers: it exited workers (eax 1), set the umask (60)
+	 * and could unmap or shrink anything.  Other vectors fault.
+	 */
+	if (op->cls == IFZ_REFUSED && op->opc == 0xcd && in->bytes[e.n - 1] == 0x80)
+		in->bytes[e.n - 1] = 0x81;
 	if (lock_at >= 0 && !in->mem) {
 		/*
 		 * lock with a register operand is #UD, but QEMU 7.2's TCG
@@ -903,7 +945,9 @@ static unsigned long mem_target(struct ifz_rng *r, unsigned int size,
 		t = IFZ_HOLE + ifz_rn(r, 0x1000);
 		break;
 	case 7:
-		t = 0x00007f0000000000ULL + (ifz_rnd(r) & 0xffffffffff0ULL);
+		/* the low 32 bits stay in IFZ_FAR32's range */
+		t = IFZ_FAR + (ifz_rnd(r) & (IFZ_FAR_BYTES - 1) & ~0xffffffffUL) +
+		    (ifz_rnd(r) & (IFZ_FAR32_BYTES - 16));
 		break;
 	default:
 		t = IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES - sz);
@@ -940,7 +984,7 @@ static unsigned long branch_target(struct ifz_rng *r, unsigned long addr,
 	case 1:
 		return IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);	/* not executable */
 	case 2:
-		return 0x00007f0000000000ULL + ifz_rn(r, 1UL << 36);
+		return IFZ_FAR + ifz_rn(r, IFZ_FAR_BYTES);
 	default:
 		return landing(r, addr, len);
 	}
@@ -948,7 +992,8 @@ static unsigned long branch_target(struct ifz_rng *r, unsigned long addr,
 
 static bool writable(unsigned long a)
 {
-	return a >= IFZ_DATA && a + 8 <= IFZ_DATA + IFZ_CMP_BYTES;
+	/* not "a + 8 <=": an address 8 bytes under 2^64 wraps to pass */
+	return a >= IFZ_DATA && a <= IFZ_DATA + IFZ_CMP_BYTES - 8;
 }
 
 static void plant(struct ifz_state *st, int i, unsigned long a, uint64_t v)
@@ -1042,7 +1087,8 @@ void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
 	} else if (in->mem && in->index == 0xfe && in->base < 16 && in->base != 4) {
 		st->regs[in->base] = IFZ_DATA + 0x1000 + ifz_rn(r, 0x1000);
 	} else if (in->rip) {
-		t = addr + in->len + in->disp;
+		/* fix_rip() took the gs base out of a gs displacement */
+		t = addr + in->len + in->disp + (in->seg == 0x65 ? IFZ_GSBASE : 0);
 		/*
 		 * Now and then the stack pointer goes right above the operand,
 		 * which is then where a run without a step saves its scratch
@@ -1087,6 +1133,8 @@ void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
 		plant(st, 0, st->regs[4], 0x2 | (ifz_rnd(r) & 0x244fd5));
 	if (in->need & IFZ_NEED_TARGET_REG)
 		st->regs[in->target_reg] = branch_target(r, addr, in->len);
+	if (in->need & IFZ_NEED_BIT_REG)	/* within 128 bytes either way */
+		st->regs[in->bit_reg] = (int64_t)ifz_rn(r, 2048) - 1024;
 	if ((in->need & IFZ_NEED_TARGET_MEM) && t)
 		plant(st, 1, t, branch_target(r, addr, in->len));
 	if ((in->need & IFZ_NEED_FARPTR) && t) {

@@ -17,11 +17,16 @@
  * under the red zone, which the ABI leaves to anyone).  Probed and
  * unprobed outcomes must be equal; each probe must count every run.
  * A timer signal keeps arriving meanwhile, and must never interrupt the
- * program at an address in the [uprobes] area.
+ * program at an address in the [uprobes] area.  No case may change the
+ * runner's own TLS either.
  *
  *   uprobe_insnfuzz                       the kselftest: a fixed-seed slice
  *   uprobe_insnfuzz --seed S --seconds T  fuzz for T seconds (make fuzz)
  *   uprobe_insnfuzz --seed S --batch N    replay one batch, print its cases
+ *
+ * To chase a worker that died: --stride 2 [--from 1] replays what worker 0
+ * (1) of a two-worker run did, in one process; --unprobed places no probe,
+ * so a death that stays is the cases' own doing.
  */
 #define _GNU_SOURCE
 #include <getopt.h>
@@ -74,6 +79,8 @@ struct ifz_outcome {
 	uint32_t memoff[4];
 	uint64_t memval[4];
 	bool timeout;
+	bool tls;		/* the runner's TLS changed, first at fs + tls_off */
+	int tls_off;
 };
 
 struct ifz_stats {
@@ -82,10 +89,11 @@ struct ifz_stats {
 	unsigned long forms[IFZ_NCLASS][IFZ_NFORM];
 	unsigned long runs, probed_runs, count_errors, slot_ticks, case_ticks;
 	unsigned long ticks, tramp_ticks, timeouts, reports, retprobe_errors;
-	unsigned long unstable, qemu_flags;
+	unsigned long unstable, qemu_flags, tls_hits;
 	unsigned long batches;
 	double t_gen, t_plain, t_probe, t_probed, t_close;	/* seconds in each */
 	long result;			/* a worker's: divergences, or -errno */
+	long done;			/* the worker came back to fuzz() */
 	unsigned long slot_off[8];	/* where in [uprobes] ticks saw ip */
 };
 
@@ -111,6 +119,16 @@ static int trace_fd = -1;	/* --trace: each case on stdout first */
  * reports the last fault's trap number and error code).
  */
 static bool ignore_int3_trapno;
+/*
+ * --unprobed: every run twice, never a probe: a worker that dies this way
+ * too was killed by its own cases, not by the kernel.
+ */
+static bool unprobed_only;
+/*
+ * --stride N: one worker, on batches F, F + N, F + 2N, ... (F from --from):
+ * what worker F % N of an N-worker run did, replayed in one process.
+ */
+static int stride;
 
 /* ------------------------------------------------------------------ */
 /* The stub: enter a case from C, and come back from its signal         */
@@ -330,6 +348,26 @@ static void detect_env(void)
 	env.bmi2 = b & (1U << 8);
 }
 
+/*
+ * Is anything mapped in [@lo, @lo + @len)?  The far ranges must fault, or
+ * a case would write into (or jump to) whatever is there.
+ */
+static bool mapped(unsigned long lo, unsigned long len)
+{
+	unsigned long start, end;
+	char line[512];
+	bool found = false;
+	FILE *f = fopen("/proc/self/maps", "r");
+
+	if (!f)
+		return true;
+	while (!found && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx", &start, &end) == 2)
+			found = start < lo + len && end > lo;
+	fclose(f);
+	return found;
+}
+
 /* A worker's fixed mappings, gs base and FP images, on CPU @cpu. */
 static int setup_machine(int cpu)
 {
@@ -361,6 +399,10 @@ static int setup_machine(int cpu)
 	for (a = 0; a < 0x1000 / 8; a++)
 		((uint64_t *)p)[a] = 0x00005a5a5a5a5a00ULL + 8 * a;
 	mprotect(p, 0x1000, PROT_READ);
+	if (mapped(IFZ_FAR, IFZ_FAR_BYTES) || mapped(IFZ_FAR32, IFZ_FAR32_BYTES)) {
+		printf("# the far ranges the cases fault in are mapped\n");
+		return -EEXIST;
+	}
 
 	/* the clean FP state the stub goes back to, and the MXCSR mask */
 	memset(blk->clean, 0, sizeof(blk->clean));
@@ -418,10 +460,35 @@ static uint64_t mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 29);
 }
 
+/*
+ * The runner's own thread area around the fs base: its TLS below (errno,
+ * malloc's tcache pointer, ...) and the thread control block above (the
+ * stack guard).  No case may change it: one that does has an operand the
+ * state did not aim, a generator bug, which would otherwise kill the
+ * worker batches later.  It is reported with its case, and put back.
+ */
+#define IFZ_TLS_BELOW	0x300
+#define IFZ_TLS_ABOVE	0x100
+
+static void tls_check(struct ifz_outcome *o, const uint8_t *copy)
+{
+	uint8_t *tls = (uint8_t *)env.fsbase - IFZ_TLS_BELOW;
+	int i;
+
+	if (!memcmp(copy, tls, IFZ_TLS_BELOW + IFZ_TLS_ABOVE))
+		return;
+	for (i = 0; copy[i] == tls[i]; i++)
+		;
+	memcpy(tls, copy, IFZ_TLS_BELOW + IFZ_TLS_ABOVE);
+	o->tls = true;
+	o->tls_off = i - IFZ_TLS_BELOW;
+}
+
 /* Run @st from @ip; the outcome in @o. */
 static void run(struct ifz_outcome *o, unsigned long ip, const struct ifz_state *st,
 		int entry)
 {
+	static uint8_t tls_copy[IFZ_TLS_BELOW + IFZ_TLS_ABOVE];
 	uint64_t *data = (uint64_t *)IFZ_DATA, *init = (uint64_t *)pristine;
 	unsigned long skip_lo = st->regs[4] - 128 - IFZ_BELOW_RED_ZONE;
 	unsigned long skip_hi = st->regs[4] - 128;
@@ -441,9 +508,11 @@ static void run(struct ifz_outcome *o, unsigned long ip, const struct ifz_state 
 	memset(o, 0, sizeof(*o));
 	cur = o;
 	run_ticks = 0;
+	memcpy(tls_copy, (const void *)(env.fsbase - IFZ_TLS_BELOW), sizeof(tls_copy));
 	in_case = 1;
 	enter();
 	in_case = 0;
+	tls_check(o, tls_copy);
 
 	for (i = 0; i < IFZ_CMP_BYTES / 8; i++) {
 		unsigned long a = IFZ_DATA + 8 * i;
@@ -658,6 +727,24 @@ static void report(uint64_t seed, int batch, int cell, int state,
 	       (unsigned long)seed, batch);
 }
 
+/* A case that changed the runner's TLS (put back by run()): a failure. */
+static int tls_report(uint64_t seed, int batch, int cell, int state,
+		      const struct ifz_insn *in, const struct ifz_outcome *o,
+		      const char *phase)
+{
+	char bytes[64];
+
+	if (!o->tls)
+		return 0;
+	stats->tls_hits++;
+	hex(in->bytes, in->len, bytes);
+	printf("# RUNNER'S TLS seed %#lx batch %d cell %d state %d: %s [%s] (%s)",
+	       (unsigned long)seed, batch, cell, state, ifz_class_name(in->cls), bytes,
+	       ifz_form_name(in->form));
+	printf(" wrote %%fs%+d, %s\n", o->tls_off, phase);
+	return 1;
+}
+
 #define IFZ_CLOSERS	32
 
 struct ifz_closer {
@@ -795,18 +882,23 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 			dprintf(trace_fd, "insnfuzz: batch %d cell %d %s [%s]\n", batch, i,
 				ifz_class_name(b.in[i].cls), bytes);
 		}
-		for (k = 0; k < IFZ_STATES; k++)
+		for (k = 0; k < IFZ_STATES; k++) {
 			run(&b.plain[i][k], IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
+			bad += tls_report(seed, batch, i, k, &b.in[i], &b.plain[i][k],
+					  "unprobed");
+		}
 	}
 
 	t1 = now();
-	ret_fd = ut_pmu_open(pmu, path, IFZ_STUB_ENTER_RET, true, 0, false, 0, -1);
-	if (ret_fd < 0) {
+	ret_fd = unprobed_only ? -1 :
+		 ut_pmu_open(pmu, path, IFZ_STUB_ENTER_RET, true, 0, false, 0, -1);
+	if (ret_fd < 0 && !unprobed_only) {
 		err = ret_fd;
 		goto out;
 	}
 	for (i = 0; i < IFZ_CELLS; i++) {
-		b.fd[i] = ut_pmu_open(pmu, path, IFZ_CELL(i) - IFZ_CODE + IFZ_CELL_INSN,
+		b.fd[i] = unprobed_only ? -1 :
+			  ut_pmu_open(pmu, path, IFZ_CELL(i) - IFZ_CODE + IFZ_CELL_INSN,
 				      false, 0, false, 0, -1);
 		if (b.fd[i] == -EMFILE || b.fd[i] == -ENOMEM || b.fd[i] == -ENOENT) {
 			err = b.fd[i];
@@ -830,10 +922,11 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 			stats->probed[in->cls] += IFZ_STATES;
 		for (k = 0; k < IFZ_STATES; k++) {
 			run(&o, IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
-			if (!xol_hi)
+			if (!xol_hi && !unprobed_only)
 				find_xol_area();
 			stats->runs++;
 			stats->timeouts += o.timeout;
+			bad += tls_report(seed, batch, i, k, in, &o, "probed");
 			if (b.fd[i] >= 0)
 				stats->probed_runs++;
 			if (!differ(&b.plain[i][k], &o, what, sizeof(what)))
@@ -879,7 +972,7 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 			bad++;
 		}
 	}
-	{
+	if (ret_fd >= 0) {
 		uint64_t n = 0;
 
 		if (read(ret_fd, &n, sizeof(n)) != sizeof(n) ||
@@ -893,7 +986,8 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 out_close:
 	t0 = now();
 	close_all(b.fd, IFZ_CELLS);
-	close(ret_fd);
+	if (ret_fd >= 0)
+		close(ret_fd);
 out:
 	munmap((void *)IFZ_CODE, 0x1000 + IFZ_CELLS * IFZ_CELL_BYTES);
 	unlink(path);
@@ -923,6 +1017,7 @@ static void print_coverage(void)
 	       stats->runs, stats->probed_runs, stats->timeouts, stats->count_errors);
 	printf("# divergent runs that did not come back when run again: %lu\n",
 	       stats->unstable);
+	printf("# runs that changed the runner's TLS: %lu\n", stats->tls_hits);
 	printf("# locked memory ops with only eflags differing (QEMU MTTCG, not counted): %lu\n",
 	       stats->qemu_flags);
 	printf("# timer signals %lu: %lu in a case, %lu on the return trampoline, %lu in a slot\n",
@@ -949,8 +1044,8 @@ static const char *uncovered(void)
 	return NULL;
 }
 
-/* One worker: batches @first + @w, + @jobs, ... until @batches or @seconds. */
-static long worker(int w, int jobs, uint64_t seed, int first, int batches,
+/* One worker: batches @first + @w, + @step, ... until @batches or @seconds. */
+static long worker(int w, int step, uint64_t seed, int first, int batches,
 		   double seconds, bool verbose)
 {
 	struct rlimit rl = { 4096, 4096 };
@@ -961,14 +1056,16 @@ static long worker(int w, int jobs, uint64_t seed, int first, int batches,
 
 	setrlimit(RLIMIT_NOFILE, &rl);
 	ut_pmu_init(&pmu);
-	if (pmu.type < 0 || pmu.retprobe_bit < 0)
+	if (!unprobed_only && (pmu.type < 0 || pmu.retprobe_bit < 0))
 		return -ENOENT;
 	n = setup_machine(w % get_nprocs());
 	if (!n)
 		n = setup_signals();
 	if (n)
 		return n;
-	for (b = first + w; !batches || b < first + batches; b += jobs) {
+	for (b = first + w; !batches || b < first + batches; b += step) {
+		if (stride)
+			printf("# batch %d, %.0f s\n", b, now() - t0);
 		n = do_batch(&pmu, seed, b, verbose);
 		if (n < 0) {
 			printf("# batch %d: %s\n", b, strerror(-n));
@@ -1013,8 +1110,9 @@ static long fuzz(uint64_t seed, int first, int batches, double seconds,
 			return -errno;
 		if (!pid) {
 			stats = &all[w];
-			stats->result = worker(w, jobs, seed, first, batches, seconds,
-					       verbose);
+			stats->result = worker(w, stride ? stride : jobs, seed, first,
+					       batches, seconds, verbose);
+			stats->done = 1;
 			fflush(stdout);
 			_exit(0);
 		}
@@ -1023,6 +1121,13 @@ static long fuzz(uint64_t seed, int first, int batches, double seconds,
 	for (w = 0; w < jobs; w++) {
 		if (wait(&status) < 0 || !WIFEXITED(status)) {
 			printf("# a worker died: status %#x\n", status);
+			ret = -EIO;
+		}
+	}
+	/* a case's exit (int $0x80 with eax 1 did) must not pass for a pass */
+	for (w = 0; w < jobs; w++) {
+		if (!all[w].done && !ret) {
+			printf("# worker %d exited in a case\n", w);
 			ret = -EIO;
 		}
 	}
@@ -1086,6 +1191,9 @@ int main(int argc, char **argv)
 		{ "batches", required_argument, NULL, 'n' },
 		{ "trace", no_argument, NULL, 'T' },
 		{ "ignore-int3-trapno", no_argument, NULL, 'I' },
+		{ "unprobed", no_argument, NULL, 'U' },
+		{ "stride", required_argument, NULL, 'S' },
+		{ "from", required_argument, NULL, 'F' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t seed = IFZ_SEED;
@@ -1094,8 +1202,6 @@ int main(int argc, char **argv)
 	double seconds = 0;
 	bool cli = false, verbose = false;
 
-	if (geteuid())
-		ksft_exit_skip("uprobes tests need root\n");
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		cli = true;
 		switch (c) {
@@ -1119,15 +1225,27 @@ int main(int argc, char **argv)
 		case 'I':
 			ignore_int3_trapno = true;
 			break;
+		case 'U':
+			unprobed_only = true;
+			break;
+		case 'S':
+			stride = atoi(optarg);
+			break;
+		case 'F':
+			first = atoi(optarg);
+			break;
 		default: return 2;
 		}
 	}
+	if (geteuid() && !unprobed_only)
+		ksft_exit_skip("uprobes tests need root\n");
 	if (!cli)
 		return test_harness_run(argc, argv);
 	if (!seconds && !batches)
 		seconds = 1500;
 	setvbuf(stdout, NULL, _IOLBF, 0);
-	ret = fuzz(seed, first, batches, seconds, verbose, verbose ? 1 : get_nprocs());
+	ret = fuzz(seed, first, batches, seconds, verbose,
+		   verbose || stride ? 1 : get_nprocs());
 	if (ret < 0)
 		printf("# harness failure: %s\n", strerror(-ret));
 	printf("%s\n", ret ? "FAIL" : "PASS");
