@@ -416,25 +416,54 @@ static int refctr_add(struct uprobe *uprobe, struct vm_area_struct *vma,
 	return err;
 }
 
-static void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
-			      struct uprobe_bp_table *t, unsigned long vaddr)
+/* The data segment is not mapped yet: uprobe_mmap() will count it. */
+static void refctr_wait(struct uprobe *uprobe, struct uprobe_bp_table *t,
+			unsigned long vaddr)
 {
-	struct vm_area_struct *vma = refctr_vma(uprobe, mm);
-	struct refctr_pending *p;
+	struct refctr_pending *p, *q;
 
-	if (vma) {
-		refctr_add(uprobe, vma, 1);
-		return;
-	}
-	/* The data segment is not mapped yet: uprobe_mmap() will do it. */
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return;	/* the semaphore stays at 0: the probe's site is skipped */
 	p->uprobe = get_uprobe(uprobe);
 	p->vaddr = vaddr;
 	spin_lock(&t->pending_lock);
+	list_for_each_entry(q, &t->refctr_pending, node)
+		if (q->uprobe == uprobe && q->vaddr == vaddr)
+			goto dup;
 	list_add(&p->node, &t->refctr_pending);
 	spin_unlock(&t->pending_lock);
+	return;
+dup:
+	spin_unlock(&t->pending_lock);
+	put_uprobe(p->uprobe);
+	kfree(p);
+}
+
+static void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
+			      struct uprobe_bp_table *t, unsigned long vaddr)
+{
+	struct vm_area_struct *vma = refctr_vma(uprobe, mm);
+
+	if (vma)
+		refctr_add(uprobe, vma, 1);
+	else
+		refctr_wait(uprobe, t, vaddr);
+}
+
+/*
+ * A breakpoint of ours found in place with no table entry: a split or a
+ * merge re-made its mapping (uprobe_munmap(), then uprobe_mmap()), which
+ * forgot the entry and a count still waiting for the semaphore.  A
+ * loader that maps a whole library, then its data segment over the tail,
+ * does that.  With the semaphore mapped, the count was made when the
+ * breakpoint or the semaphore came; without, it waits again.
+ */
+static void refctr_on_refind(struct uprobe *uprobe, struct mm_struct *mm,
+			     struct uprobe_bp_table *t, unsigned long vaddr)
+{
+	if (!refctr_vma(uprobe, mm))
+		refctr_wait(uprobe, t, vaddr);
 }
 
 static void refctr_pending_free_list(struct list_head *list)
@@ -694,8 +723,12 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 		return err;
 	}
 	/* The semaphore counts breakpoints written, not entries. */
-	if (!ret && uprobe->ref_ctr_offset)
-		refctr_on_install(uprobe, mm, t, vaddr);
+	if (uprobe->ref_ctr_offset) {
+		if (!ret)
+			refctr_on_install(uprobe, mm, t, vaddr);
+		else
+			refctr_on_refind(uprobe, mm, t, vaddr);
+	}
 	return 0;
 }
 
