@@ -299,6 +299,77 @@ static inline int ut_probe_del(const char *grp, const char *ev)
 	return ut_append("uprobe_events", cmd);
 }
 
+/*
+ * Write @text, whole lines, to tracefs @file (appending), in writes of
+ * at most 4000 bytes that each end on a line: a probe file parses one
+ * write at a time.  0 or the first -errno.
+ */
+static inline int ut_append_lines(const char *file, const char *text)
+{
+	char chunk[4001];
+	size_t len = strlen(text), at = 0, n;
+	int err;
+
+	while (at < len) {
+		n = len - at;
+		if (n > 4000) {
+			n = 4000;
+			while (n && text[at + n - 1] != '\n')
+				n--;
+			if (!n)
+				return -E2BIG;
+		}
+		memcpy(chunk, text + at, n);
+		chunk[n] = '\0';
+		err = ut_append(file, chunk);
+		if (err)
+			return err;
+		at += n;
+	}
+	return 0;
+}
+
+/*
+ * Disable every event of group @grp and delete them all, in batches:
+ * how many were deleted, or -errno of the first write that failed.  Not
+ * while other events come and go: uprobe_events, read in several
+ * chunks, skips lines when the list changes in between.
+ */
+static inline int ut_group_remove(const char *grp)
+{
+	char *all = ut_read("uprobe_events"), *line, *save = NULL, *cmds;
+	char f[PATH_MAX], want[128];
+	size_t at = 0;
+	int n = 0, err;
+
+	if (!all)
+		return -ENOENT;
+	snprintf(f, sizeof(f), "events/%s/enable", grp);
+	ut_write(f, "0");
+	cmds = malloc(strlen(all) + 1);
+	if (!cmds) {
+		free(all);
+		return -ENOMEM;
+	}
+	snprintf(want, sizeof(want), ":%s/", grp);
+	for (line = strtok_r(all, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		char *p = strstr(line, want), *sp;
+
+		if (!p || p > line + 2)
+			continue;
+		sp = strchr(p, ' ');
+		at += sprintf(cmds + at, "-%.*s\n",
+			      (int)(sp ? sp - p : (long)strlen(p)), p);
+		n++;
+	}
+	cmds[at] = '\0';
+	err = ut_append_lines("uprobe_events", cmds);
+	free(cmds);
+	free(all);
+	return err ? err : n;
+}
+
 /* Remove every event of @grp whose name starts with @prefix (leftovers). */
 static inline void ut_probe_del_prefix(const char *grp, const char *prefix)
 {
@@ -994,6 +1065,61 @@ static inline int ut_code_file(const char *path)
 	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
 		err = -EIO;
 	close(fd);
+	return err;
+}
+
+/*
+ * A code file of many probe sites: @nfn functions UT_FN_STRIDE bytes
+ * apart from offset 0, function i being "mov $UT_FN_RET(i), %eax; ret"
+ * padded with nops, then one page of zeroes (data: SDT semaphores, or a
+ * hole to punch).  For @nfn up to 16384 no byte of it is a breakpoint
+ * (0xcc): one seen in the file or in a mapping of it is a probe's.
+ */
+#define UT_FN_STRIDE	16
+#define UT_FN_RET(i)	(0x10000 + ((i) & 0x7f) + (((i) >> 7) << 8))
+
+static inline size_t ut_fn_file_len(int nfn)
+{
+	size_t code = (size_t)nfn * UT_FN_STRIDE;
+
+	return (code + UT_PAGE - 1) / UT_PAGE * UT_PAGE + UT_PAGE;
+}
+
+/* The file's bytes, ut_fn_file_len(@nfn) of them, into @buf. */
+static inline void ut_fn_file_fill(unsigned char *buf, int nfn)
+{
+	unsigned char *f;
+	int i, ret;
+
+	memset(buf, 0x90, ut_fn_file_len(nfn) - UT_PAGE);
+	memset(buf + ut_fn_file_len(nfn) - UT_PAGE, 0, UT_PAGE);
+	for (i = 0; i < nfn; i++) {
+		f = buf + (size_t)i * UT_FN_STRIDE;
+		ret = UT_FN_RET(i);
+		f[0] = 0xb8;
+		memcpy(f + 1, &ret, 4);
+		f[5] = 0xc3;
+	}
+}
+
+/* Write the file of @nfn functions to @path; 0 or -errno. */
+static inline int ut_fn_file(const char *path, int nfn)
+{
+	size_t len = ut_fn_file_len(nfn);
+	unsigned char *buf = malloc(len);
+	int fd, err = 0;
+
+	if (!buf)
+		return -ENOMEM;
+	ut_fn_file_fill(buf, nfn);
+	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0755);
+	if (fd < 0)
+		err = -errno;
+	else if (write(fd, buf, len) != (ssize_t)len)
+		err = -EIO;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
 	return err;
 }
 
