@@ -419,4 +419,49 @@ TEST_F(map, file_thp_probed_in_one_process_stays_huge_in_the_other)
 	EXPECT_EQ(hash, ut_file_hash(path)) TH_LOG("the probed file changed");
 }
 
+/*
+ * An SDT semaphore in the data page of a file that a process maps as
+ * ld.so maps a library: the whole file with the code's protection, then
+ * the data page over the tail, MAP_FIXED.  The split of the code mapping
+ * unmaps and remakes the probe's breakpoint there before the semaphore
+ * is mapped; the semaphore must still be counted when it is.
+ */
+TEST_F(map, sdt_semaphore_counted_in_a_file_mapped_as_ld_so_does)
+{
+	char ref[32];
+	long got[2] = { -1, -1 };
+	int fds[2], st;
+	pid_t pid;
+
+	snprintf(ref, sizeof(ref), "(0x%x)", UT_PAGE + 0x10);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, ref, NULL);
+	UT_ENABLE(0, true);
+	ASSERT_EQ(0, pipe(fds));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(self->path, O_RDONLY);
+		unsigned char *m, *d;
+
+		m = mmap(NULL, UT_CODE_LEN, RX, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED)
+			_exit(3);
+		d = mmap(m + UT_PAGE, UT_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_FIXED, fd, UT_PAGE);
+		if (d == MAP_FAILED)
+			_exit(4);
+		got[0] = *(unsigned short *)(d + 0x10);
+		got[1] = ((int (*)(void))(m + UT_CODE_FN))();
+		_exit(write(fds[1], got, sizeof(got)) == sizeof(got) ? 0 : 5);
+	}
+	close(fds[1]);
+	ASSERT_EQ(sizeof(got), read(fds[0], got, sizeof(got)));
+	close(fds[0]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+	EXPECT_EQ(1, got[0]) TH_LOG("the semaphore the program read");
+	EXPECT_EQ(7, got[1]);
+	EXPECT_EQ(1, UT_HITS(0));
+}
+
 UT_HARNESS_MAIN
