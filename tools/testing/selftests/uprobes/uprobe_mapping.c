@@ -74,6 +74,21 @@ FIXTURE_TEARDOWN(map)
 } while (0)
 
 /*
+ * Another's byte @v written next to program 0's probe stays through the
+ * probe's removal, the probed instruction is the original one again, and
+ * the probe counted @hits.
+ */
+#define EXPECT_WRITE_KEPT_THROUGH_REMOVAL(v, hits) do {				\
+	UT_ENABLE(0, false);							\
+	EXPECT_EQ((v), CMD(0, UT_PROG_READ, UT_CODE_DATA, 0))			\
+		TH_LOG("the written byte after the removal");			\
+	EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))			\
+		TH_LOG("the probed byte after the removal");			\
+	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));				\
+	EXPECT_EQ((hits), UT_HITS(0));						\
+} while (0)
+
+/*
  * A probe on the program's own int3 is refused, and its removal must not
  * take the int3 for a breakpoint of ours: with another probe's copy of the
  * page in the program, the "original" byte the refused probe never read
@@ -294,13 +309,7 @@ TEST_F(map, proc_mem_write_near_the_probe_is_kept)
 	ASSERT_EQ(1, pwrite(fd, &v, 1, self->p[0].ctl->base + UT_CODE_DATA));
 	close(fd);
 	EXPECT_EQ(0x77, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0));
-	UT_ENABLE(0, false);
-	EXPECT_EQ(0x77, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0))
-		TH_LOG("the debugger's byte after the removal");
-	EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
-		TH_LOG("the probed byte after the removal");
-	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
-	EXPECT_EQ(1, UT_HITS(0));
+	EXPECT_WRITE_KEPT_THROUGH_REMOVAL(0x77, 1);
 }
 
 /*
@@ -326,29 +335,18 @@ TEST_F(map, process_vm_writev_near_the_probe_is_kept)
 	ASSERT_EQ(0, CMD(0, UT_PROG_PROTECT, RX, 0));
 	EXPECT_EQ(0x66, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0));
 	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
-	UT_ENABLE(0, false);
-	EXPECT_EQ(0x66, CMD(0, UT_PROG_READ, UT_CODE_DATA, 0))
-		TH_LOG("the other process's byte after the removal");
-	EXPECT_EQ(0xb8, CMD(0, UT_PROG_READ, UT_CODE_FN, 0))
-		TH_LOG("the probed byte after the removal");
-	EXPECT_EQ(7, CMD(0, UT_PROG_CALL, 1, 0));
-	EXPECT_EQ(2, UT_HITS(0));
+	EXPECT_WRITE_KEPT_THROUGH_REMOVAL(0x66, 2);
 }
 
-/* A file of one huge page on a tmpfs huge=always: the code page first. */
+/* A file of one huge page on a tmpfs huge=always: the code file, then 0s. */
 static int thp_code_file(const char *path)
 {
-	static unsigned char buf[UT_HUGE];
-	int fd, err = 0;
+	static const unsigned char zero[UT_HUGE - UT_CODE_LEN];
+	int err = ut_code_file(path);
 
-	memset(buf, 0x90, UT_PAGE);
-	memcpy(buf + UT_CODE_FN, "\xb8\x07\x00\x00\x00\xc3", 6);
-	fd = open(path, O_CREAT | O_TRUNC | O_WRONLY, 0755);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
+	if (!err && ut_file_write_at(path, UT_CODE_LEN, zero, sizeof(zero)) !=
+		    sizeof(zero))
 		err = -EIO;
-	close(fd);
 	return err;
 }
 

@@ -282,8 +282,13 @@ TEST_F(sig, repeated_faults_each_delivered_once)
 	EXPECT_EQ(10, UT_HITS(0));
 }
 
-/* The program's own int3, next to a probe, still raises SIGTRAP. */
-TEST_F(sig, int3_not_ours_gives_sigtrap)
+/*
+ * The program's own trap instruction, run by the target command @cmd, in
+ * a process with a probe elsewhere: one SIGTRAP, si_code SI_KERNEL, RIP
+ * @len bytes into the function, its result, no hit.
+ */
+static void expect_own_trap(struct __test_metadata *_metadata,
+			    FIXTURE_DATA(sig) *self, const char *cmd, long len)
 {
 	struct ut_target *t;
 	long off, res, nsig, rip, code;
@@ -293,39 +298,30 @@ TEST_F(sig, int3_not_ours_gives_sigtrap)
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "int3 3");
+	UT_CMD(t, r, "%s 3", cmd);
 	ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %ld", &res, &nsig, &rip, &code))
 		TH_LOG("reply: %s", r);
 	EXPECT_EQ(1, nsig) TH_LOG("SIGTRAPs delivered");
-	EXPECT_EQ(1, rip) TH_LOG("RIP after the int3 is ut_int3+%ld", rip);
+	EXPECT_EQ(len, rip) TH_LOG("RIP after the trap is %ld bytes in", rip);
 	EXPECT_EQ(0x80, code) TH_LOG("si_code (SI_KERNEL)");
 	EXPECT_EQ(7, res);
 	EXPECT_EQ(0, UT_HITS(0));
 }
 
+/* The program's own int3, next to a probe, still raises SIGTRAP. */
+TEST_F(sig, int3_not_ours_gives_sigtrap)
+{
+	expect_own_trap(_metadata, self, "int3", 1);
+}
+
 /*
- * The program's "int $3" (cd 03) in a probed process: SIGTRAP with RIP
- * past both bytes, as without probes, not a restart at the 03 as if a
- * removed breakpoint of ours had trapped (found by uprobe_insnfuzz).
+ * Its "int $3" (cd 03) too, with RIP past both bytes, not a restart at
+ * the 03 as if a removed breakpoint of ours had trapped (found by
+ * uprobe_insnfuzz).
  */
 TEST_F(sig, int_3_not_ours_gives_sigtrap_past_it)
 {
-	struct ut_target *t;
-	long off, res, nsig, rip, code;
-	char r[256];
-
-	UT_SYM(off, self->target, "ut_step");
-	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
-	UT_ENABLE(0, true);
-	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "int_3 3");
-	ASSERT_EQ(4, sscanf(r, "ok %ld %ld %lx %ld", &res, &nsig, &rip, &code))
-		TH_LOG("reply: %s", r);
-	EXPECT_EQ(1, nsig) TH_LOG("SIGTRAPs delivered");
-	EXPECT_EQ(2, rip) TH_LOG("RIP after the int $3 is ut_int_3+%ld", rip);
-	EXPECT_EQ(0x80, code) TH_LOG("si_code (SI_KERNEL)");
-	EXPECT_EQ(7, res);
-	EXPECT_EQ(0, UT_HITS(0));
+	expect_own_trap(_metadata, self, "int_3", 2);
 }
 
 /* A probe right after the program's int3: SIGTRAP first, then the hit. */
