@@ -9,10 +9,10 @@
  *
  * The rules, in the order they are applied:
  *
- * 1. The kernel's decoder (insn_decode()) must accept the bytes, and for
- *    the opcode maps we do not list one by one (0f38, 0f3a, VEX, EVEX) it
- *    must know the opcode's operands, or we could copy a truncated
- *    instruction into the slot.
+ * 1. The kernel's decoder (insn_decode()) must accept the bytes and know
+ *    the opcode's operands in the form given (prefixes included), or we
+ *    could copy a truncated instruction into the slot: every opcode that
+ *    has a ModRM byte must have one for the decoder too.
  *
  * 2. Refused (-ENOTSUPP), because running a copy somewhere else, under
  *    TF, cannot be made to look like running the original:
@@ -689,6 +689,21 @@ static int classify_group9(struct uprobe_x86_ctx *c)
 	return refuse(c, "privileged or virtualisation instruction (0f c7 group)");
 }
 
+/*
+ * A 0f opcode that has a ModRM byte on the CPU, run out of line only if
+ * the decoder found one too.  For a form its map has no entry for (the
+ * reserved hint nops 0f 19 and 0f 1d, a cmov with an f2 prefix) the
+ * decoder takes the next byte for the following instruction: the copy in
+ * the slot would be short, and the CPU would take the bytes after it for
+ * the rest of the instruction.
+ */
+static int xol_modrm(struct uprobe_x86_ctx *c)
+{
+	if (!has_modrm(c))
+		return refuse(c, "opcode unknown to the decoder");
+	return xol(c, UPROBE_FIX_IP);
+}
+
 static int classify_two_byte(struct uprobe_x86_ctx *c)
 {
 	u8 opc = c->opc;
@@ -714,17 +729,17 @@ static int classify_two_byte(struct uprobe_x86_ctx *c)
 			c->op->fix = UPROBE_FIX_IP;
 			return emulate(c, UPROBE_EMUL_NOP);
 		}
-		return xol(c, UPROBE_FIX_IP);
+		return xol_modrm(c);
 	case 0x1f:
 		if (X86_MODRM_REG(c->modrm))
-			return xol(c, UPROBE_FIX_IP);	/* reserved nop */
+			return xol_modrm(c);	/* reserved nop */
 		/* nopl/nopw in all its lengths; its operand is never read. */
 		c->op->fix = UPROBE_FIX_IP;
 		return emulate(c, UPROBE_EMUL_NOP);
 	case 0x78: case 0x79:
 		/* 66/f2: SSE4a extrq/insertq; otherwise vmread/vmwrite. */
 		if (has_prefix(&c->insn, 0x66) || has_prefix(&c->insn, 0xf2))
-			return xol(c, UPROBE_FIX_IP);
+			return xol_modrm(c);
 		return refuse(c, "virtualisation instruction");
 	case 0x80 ... 0x8f:
 		c->op->cc = opc & 0xf;
@@ -734,14 +749,18 @@ static int classify_two_byte(struct uprobe_x86_ctx *c)
 	case 0xb8:
 		if (!has_prefix(&c->insn, 0xf3))
 			return refuse(c, "jmpe");
-		return xol(c, UPROBE_FIX_IP);		/* popcnt */
+		return xol_modrm(c);		/* popcnt */
 	case 0xc7:
 		return classify_group9(c);
-	case 0x0d: case 0x10 ... 0x1d: case 0x28 ... 0x2f:
-	case 0x31: case 0x33: case 0x40 ... 0x77: case 0x7c ... 0x7f:
-	case 0x90 ... 0xa0: case 0xa2 ... 0xa5: case 0xa8: case 0xab ... 0xb1:
-	case 0xb3: case 0xb6: case 0xb7: case 0xba ... 0xc6: case 0xc8 ... 0xfe:
+	/* rdtsc, rdpmc, emms, push fs, cpuid, push gs, bswap: no ModRM */
+	case 0x31: case 0x33: case 0x77: case 0xa0: case 0xa2: case 0xa8:
+	case 0xc8 ... 0xcf:
 		return xol(c, UPROBE_FIX_IP);
+	case 0x0d: case 0x10 ... 0x1d: case 0x28 ... 0x2f:
+	case 0x40 ... 0x76: case 0x7c ... 0x7f:
+	case 0x90 ... 0x9f: case 0xa3 ... 0xa5: case 0xab ... 0xb1:
+	case 0xb3: case 0xb6: case 0xb7: case 0xba ... 0xc6: case 0xd0 ... 0xfe:
+		return xol_modrm(c);
 	default:
 		return refuse(c, "undefined opcode");
 	}

@@ -283,6 +283,17 @@ static const struct uk_case uk_cases[] = {
 	XOL(64, 5, "crc32 %ecx,%eax", 0xf2, 0x0f, 0x38, 0xf1, 0xc1),
 	XOL(64, 2, "pushw %ax", 0x66, 0x50),
 	REFUSE(64, 2, "ud2", 0x0f, 0x0b),
+	XOL(64, 2, "rdpmc", 0x0f, 0x33),
+	XOL(64, 2, "emms", 0x0f, 0x77),
+	XOL(64, 2, "bswap %eax", 0x0f, 0xc8),
+	/*
+	 * Forms the decoder has no entry for, whose ModRM it misses: the
+	 * copy would be short (found by the fuzzer).
+	 */
+	REFUSE(64, 2, "nop %eax (reserved 0f 19)", 0x0f, 0x19, 0xc0),
+	REFUSE(64, 2, "nop (%rax) (reserved 0f 1d)", 0x0f, 0x1d, 0x00),
+	REFUSE(64, 3, "repnz cmovno %eax,%eax", 0xf2, 0x0f, 0x41, 0xc0),
+	REFUSE(32, 2, "nop %eax (reserved 0f 19)", 0x0f, 0x19, 0xc0),
 	/*
 	 * A REX the CPU ignores, and that the decoder takes the next
 	 * prefix for the opcode after (found by the fuzzer).
