@@ -364,16 +364,23 @@ int __weak set_orig_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 
 /* ---- SDT semaphores ---- */
 
+static loff_t vma_file_start(struct vm_area_struct *vma)
+{
+	return (loff_t)vma->vm_pgoff << PAGE_SHIFT;
+}
+
+static loff_t vma_file_end(struct vm_area_struct *vma)
+{
+	return vma_file_start(vma) + (vma->vm_end - vma->vm_start);
+}
+
 static bool vma_holds_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
 {
-	loff_t start;
-
 	if (!vma->vm_file || file_inode(vma->vm_file) != uprobe->inode ||
 	    (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
 		return false;
-	start = (loff_t)vma->vm_pgoff << PAGE_SHIFT;
-	return uprobe->ref_ctr_offset >= start &&
-	       uprobe->ref_ctr_offset < start + (vma->vm_end - vma->vm_start);
+	return uprobe->ref_ctr_offset >= vma_file_start(vma) &&
+	       uprobe->ref_ctr_offset < vma_file_end(vma);
 }
 
 /* The writable mapping of the probe's file that holds its semaphore. */
@@ -451,18 +458,42 @@ static void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
 		refctr_wait(uprobe, t, vaddr);
 }
 
+/* The semaphore's page is a private copy: made so by a count, if any. */
+static bool refctr_page_private(struct uprobe *uprobe, struct mm_struct *mm)
+{
+	struct vm_area_struct *vma;
+	struct page *page;
+	bool anon = false;
+
+	for (vma = find_vma(mm, 0); vma && !anon; vma = find_vma(mm, vma->vm_end)) {
+		if (!vma->vm_file || file_inode(vma->vm_file) != uprobe->inode ||
+		    uprobe->ref_ctr_offset < vma_file_start(vma) ||
+		    uprobe->ref_ctr_offset >= vma_file_end(vma))
+			continue;
+		page = follow_page(vma, offset_to_vaddr(vma, uprobe->ref_ctr_offset),
+				   FOLL_GET);
+		if (IS_ERR_OR_NULL(page))
+			continue;
+		anon = PageAnon(page);
+		put_page(page);
+	}
+	return anon;
+}
+
 /*
- * A breakpoint of ours found in place with no table entry: a split or a
- * merge re-made its mapping (uprobe_munmap(), then uprobe_mmap()), which
- * forgot the entry and a count still waiting for the semaphore.  A
- * loader that maps a whole library, then its data segment over the tail,
- * does that.  With the semaphore mapped, the count was made when the
- * breakpoint or the semaphore came; without, it waits again.
+ * A breakpoint of ours found in place with no table entry: a split re-made
+ * its mapping (uprobe_munmap() of the whole VMA, then uprobe_mmap() of
+ * each part), which forgot the entry and any count still waiting for the
+ * semaphore.  A loader that maps a whole library, then its data segment
+ * over the tail, does that.  A semaphore mapped writable, or in a private
+ * copy (a mapping made read-only since), was counted when the breakpoint
+ * or the semaphore came; one only in the file's page (the loader's first
+ * mapping of the whole file) or not mapped at all waits again.
  */
 static void refctr_on_refind(struct uprobe *uprobe, struct mm_struct *mm,
 			     struct uprobe_bp_table *t, unsigned long vaddr)
 {
-	if (!refctr_vma(uprobe, mm))
+	if (!refctr_vma(uprobe, mm) && !refctr_page_private(uprobe, mm))
 		refctr_wait(uprobe, t, vaddr);
 }
 
@@ -692,6 +723,7 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 {
 	struct mm_struct *mm = vma->vm_mm;
 	struct uprobe_bp_table *t;
+	struct uprobe *owner;
 	int ret, err;
 
 	mmap_assert_write_locked(mm);
@@ -703,7 +735,8 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 	t = bp_table_create(mm);
 	if (!t)
 		return -ENOMEM;
-	if (uprobe_bp_lookup(mm, vaddr) == uprobe)
+	owner = uprobe_bp_lookup(mm, vaddr);
+	if (owner == uprobe)
 		return 0;
 
 	/* Before the breakpoint can be hit: the trap notifier checks it. */
@@ -722,11 +755,15 @@ static int install_bp(struct uprobe *uprobe, struct vm_area_struct *vma,
 			set_orig_insn(&uprobe->arch, mm, vaddr);
 		return err;
 	}
-	/* The semaphore counts breakpoints written, not entries. */
+	/*
+	 * The semaphore counts breakpoints written, not entries.  One found
+	 * in place under a dead probe's entry (its removal failed) keeps
+	 * that probe's count.
+	 */
 	if (uprobe->ref_ctr_offset) {
 		if (!ret)
 			refctr_on_install(uprobe, mm, t, vaddr);
-		else
+		else if (!owner)
 			refctr_on_refind(uprobe, mm, t, vaddr);
 	}
 	return 0;
