@@ -462,4 +462,70 @@ TEST_F(map, sdt_semaphore_counted_in_a_file_mapped_as_ld_so_does)
 	EXPECT_EQ(1, UT_HITS(0));
 }
 
+/*
+ * The semaphore's mapping made read-only while the probe's code mapping
+ * is split, then writable again and split itself: the split of the code
+ * must not take the read-only semaphore for an unmapped one whose count
+ * is still to come, or the split of the data counts it a second time and
+ * the semaphore never goes back to 0 (found in review).
+ */
+TEST_F(map, sdt_semaphore_counted_once_through_splits_of_both_mappings)
+{
+	static const unsigned char zero[2 * UT_PAGE];
+	char ref[32], go = 0;
+	long got[2] = { -1, -1 };
+	int up[2], down[2], st;
+	pid_t pid;
+
+	/* Code pages 0-1 (the function in page 0), data pages 2-3. */
+	ASSERT_EQ(sizeof(zero), ut_file_write_at(self->path, UT_CODE_LEN, zero,
+						 sizeof(zero)));
+	self->hash = ut_file_hash(self->path);
+	snprintf(ref, sizeof(ref), "(0x%x)", 2 * UT_PAGE + 0x10);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, ref, NULL);
+	UT_ENABLE(0, true);
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(self->path, O_RDONLY);
+		unsigned char *m, *d;
+		bool ok;
+
+		m = mmap(NULL, 2 * UT_PAGE, RX, MAP_PRIVATE, fd, 0);
+		d = mmap(NULL, 2 * UT_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE,
+			 fd, 2 * UT_PAGE);
+		if (m == MAP_FAILED || d == MAP_FAILED)
+			_exit(3);
+		ok = !mprotect(d, 2 * UT_PAGE, PROT_READ) &&
+		     !mprotect(m + UT_PAGE, UT_PAGE, PROT_READ) &&
+		     !mprotect(d, 2 * UT_PAGE, PROT_READ | PROT_WRITE) &&
+		     !mprotect(d + UT_PAGE, UT_PAGE, PROT_READ);
+		if (!ok)
+			_exit(4);
+		got[0] = *(unsigned short *)(d + 0x10);
+		got[1] = ((int (*)(void))(m + UT_CODE_FN))();
+		if (write(up[1], got, sizeof(got)) != sizeof(got) ||
+		    read(down[0], &go, 1) != 1)
+			_exit(5);
+		got[0] = *(unsigned short *)(d + 0x10);
+		_exit(write(up[1], got, sizeof(got)) == sizeof(got) ? 0 : 6);
+	}
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ(sizeof(got), read(up[0], got, sizeof(got)));
+	EXPECT_EQ(1, got[0]) TH_LOG("the semaphore while the probe is enabled");
+	EXPECT_EQ(7, got[1]);
+	UT_ENABLE(0, false);
+	ASSERT_EQ(1, write(down[1], &go, 1));
+	ASSERT_EQ(sizeof(got), read(up[0], got, sizeof(got)));
+	EXPECT_EQ(0, got[0]) TH_LOG("the semaphore after the probe was disabled");
+	close(up[0]);
+	close(down[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+	EXPECT_EQ(1, UT_HITS(0));
+}
+
 UT_HARNESS_MAIN
