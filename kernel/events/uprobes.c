@@ -83,21 +83,9 @@ struct uprobe *get_uprobe(struct uprobe *uprobe)
 	return uprobe;
 }
 
-static void uprobe_free_work(struct work_struct *work)
-{
-	struct uprobe *uprobe = container_of(work, struct uprobe, free_work);
-
-	iput(uprobe->inode);
-	kfree(uprobe);
-}
-
 static void uprobe_free_srcu(struct rcu_head *rcu)
 {
-	struct uprobe *uprobe = container_of(rcu, struct uprobe, rcu);
-
-	/* SRCU callbacks run with bottom halves off; iput() may sleep. */
-	INIT_WORK(&uprobe->free_work, uprobe_free_work);
-	schedule_work(&uprobe->free_work);
+	kfree(container_of(rcu, struct uprobe, rcu));
 }
 
 /**
@@ -483,6 +471,15 @@ static void uprobe_retire(struct uprobe *uprobe)
 	rb_erase(&uprobe->rb_node, &uprobes_tree);
 	set_bit(UPROBE_F_DEAD, &uprobe->flags);
 	write_unlock(&uprobes_treelock);
+	/*
+	 * The inode goes with the registry's reference, now, while the
+	 * consumer still pins the file: a probe kept alive by an mm's table
+	 * or a reader until later must not hold it past an unmount, which
+	 * would find the inode busy and leave our iput() to a dead
+	 * superblock.  Nothing dereferences a dead probe's inode: what
+	 * still compares it does so against a VMA that maps the file.
+	 */
+	iput(uprobe->inode);
 	put_uprobe(uprobe);
 }
 

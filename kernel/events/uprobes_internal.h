@@ -44,7 +44,9 @@
  * @ref: the registry holds one reference while the probe is in it, each
  *	per-mm table entry one, each pending return instance one, and any
  *	code path that looked the probe up one.
- * @inode: the probed file (a reference is held).
+ * @inode: the probed file; a reference is held while the probe is in the
+ *	registry (uprobe_retire() drops it), and a dead probe's is only
+ *	compared, never dereferenced.
  * @offset: the probed file offset.
  * @ref_ctr_offset: file offset of the SDT semaphore, 0 when none.
  * @register_rwsem: serialises changes of @consumers and the install or
@@ -53,8 +55,7 @@
  *	read under uprobes_srcu.
  * @flags: UPROBE_F_*.
  * @analyze_err: result of arch_uprobe_analyze_insn() once ANALYZED.
- * @rcu: frees the probe after an SRCU grace period ...
- * @free_work: ... then drops the inode in process context.
+ * @rcu: frees the probe after an SRCU grace period.
  * @arch: the architecture's view: the original bytes and how to run them.
  */
 struct uprobe {
@@ -67,10 +68,7 @@ struct uprobe {
 	struct uprobe_consumer	*consumers;
 	unsigned long		flags;
 	int			analyze_err;
-	union {
-		struct rcu_head		rcu;
-		struct work_struct	free_work;
-	};
+	struct rcu_head		rcu;
 	struct arch_uprobe	arch;
 };
 

@@ -197,6 +197,12 @@ static void trace_uprobe_free_rcu(struct rcu_head *head)
 void trace_uprobe_free_later(struct trace_uprobe *tu)
 {
 	WARN_ON_ONCE(tu->registered);
+	/*
+	 * The file now: handlers never use it, and a umount right after
+	 * the perf event is closed must not find its mount busy.
+	 */
+	path_put(&tu->path);
+	tu->path = (struct path){};
 	uprobe_call_after_unregister(&tu->free_rcu, trace_uprobe_free_rcu);
 }
 
