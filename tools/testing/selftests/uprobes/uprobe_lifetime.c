@@ -29,6 +29,7 @@
  */
 #define _GNU_SOURCE
 #include <linux/falloc.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include "../kselftest_harness.h"
@@ -389,6 +390,143 @@ static void judge(struct storm_shared *sh, const char *what, int st, long gen0)
 /* ------------------------------------------------------------------ */
 /* The fixture                                                         */
 /* ------------------------------------------------------------------ */
+
+/*
+ * The probe's file on a filesystem unmounted right after the probe is
+ * removed, through tracefs (disabled, then deleted) and through perf
+ * (closed).  The unmount succeeds at once, as on stock 6.1, and the
+ * kernel says nothing: a probe kept alive a little longer (by a reader,
+ * or a table entry) held its inode past the unmount ("Busy inodes after
+ * unmount", then an iput() on a dead superblock), and a closed perf
+ * event kept the mount busy for a grace period (found by the storm).
+ */
+#define MNT_ROUNDS 20
+
+FIXTURE(mnt) {
+	struct ut_ctx c;
+	char dir[64], path[96];
+	bool mounted;
+	int kmsg;
+};
+
+FIXTURE_SETUP(mnt)
+{
+	ut_ctx_init(&self->c, GRP, _metadata->name);
+	snprintf(self->dir, sizeof(self->dir), "/tmp/ust_mnt_%d", getpid());
+	snprintf(self->path, sizeof(self->path), "%s/code", self->dir);
+	self->mounted = false;
+	/* The kernel's messages from now on. */
+	self->kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	if (self->kmsg >= 0)
+		lseek(self->kmsg, 0, SEEK_END);
+	ASSERT_EQ(0, mkdir(self->dir, 0700));
+}
+
+FIXTURE_TEARDOWN(mnt)
+{
+	ut_ctx_cleanup(&self->c);
+	if (self->mounted)
+		umount2(self->dir, MNT_DETACH);
+	rmdir(self->dir);
+	if (self->kmsg >= 0)
+		close(self->kmsg);
+}
+
+static int mnt_mount(FIXTURE_DATA(mnt) *self)
+{
+	if (mount("tmpfs", self->dir, "tmpfs", 0, "size=1m"))
+		return -errno;
+	self->mounted = true;
+	return ut_code_file(self->path);
+}
+
+static int mnt_umount(FIXTURE_DATA(mnt) *self)
+{
+	if (umount(self->dir))
+		return -errno;
+	self->mounted = false;
+	return 0;
+}
+
+/* Map the code file, call its function, unmap it: the result. */
+static int mnt_call(const char *path)
+{
+	int fd = open(path, O_RDONLY), r;
+	void *m;
+
+	if (fd < 0)
+		return -1;
+	m = mmap(NULL, UT_CODE_LEN, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (m == MAP_FAILED)
+		return -1;
+	r = ((int (*)(void))((char *)m + UT_CODE_FN))();
+	munmap(m, UT_CODE_LEN);
+	return r;
+}
+
+/* The kernel's messages since setup that report trouble, logged. */
+static int mnt_reports(struct __test_metadata *_metadata, int kmsg)
+{
+	char rec[1024];
+	ssize_t n;
+	int bad = 0;
+
+	if (kmsg < 0)
+		return 0;
+	while ((n = read(kmsg, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;
+		rec[n] = '\0';
+		if (strstr(rec, "Busy inodes") || strstr(rec, "WARNING") ||
+		    strstr(rec, "BUG") || strstr(rec, "general protection")) {
+			TH_LOG("kernel: %s", rec);
+			bad++;
+		}
+	}
+	return bad;
+}
+
+TEST_F(mnt, unmount_right_after_a_tracefs_probe_is_deleted)
+{
+	int i;
+
+	for (i = 0; i < MNT_ROUNDS; i++) {
+		ASSERT_EQ(0, mnt_mount(self));
+		UT_PROBE(0, 'p', self->path, UT_CODE_FN, NULL, NULL);
+		UT_ENABLE(0, true);
+		ASSERT_EQ(7, mnt_call(self->path));
+		EXPECT_EQ(1, UT_HITS(0));
+		UT_ENABLE(0, false);
+		ut_ctx_remove_events(&self->c);
+		ASSERT_EQ(0, mnt_umount(self))
+			TH_LOG("round %d: umount: %s", i, strerror(errno));
+	}
+	EXPECT_EQ(0, mnt_reports(_metadata, self->kmsg));
+}
+
+TEST_F(mnt, unmount_right_after_a_perf_probe_is_closed)
+{
+	long long count = -1;
+	struct ut_pmu pmu;
+	int i, fd;
+
+	ut_pmu_init(&pmu);
+	if (pmu.type < 0)
+		SKIP(return, "no uprobe PMU");
+	for (i = 0; i < MNT_ROUNDS; i++) {
+		ASSERT_EQ(0, mnt_mount(self));
+		fd = ut_pmu_open(&pmu, self->path, UT_CODE_FN, false, 0, false, 0, -1);
+		ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(-fd));
+		ASSERT_EQ(7, mnt_call(self->path));
+		ASSERT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
+		EXPECT_EQ(1, count);
+		close(fd);
+		ASSERT_EQ(0, mnt_umount(self))
+			TH_LOG("round %d: umount: %s", i, strerror(errno));
+	}
+	EXPECT_EQ(0, mnt_reports(_metadata, self->kmsg));
+}
 
 /* The debugfs knobs a failed fork needs: saved, set, put back. */
 static const char *const fi_knobs[][2] = {
