@@ -473,11 +473,11 @@ static void uprobe_retire(struct uprobe *uprobe)
 	write_unlock(&uprobes_treelock);
 	/*
 	 * The inode goes with the registry's reference, now, while the
-	 * consumer still pins the file: a probe kept alive by an mm's table
-	 * or a reader until later must not hold it past an unmount, which
-	 * would find the inode busy and leave our iput() to a dead
-	 * superblock.  Nothing dereferences a dead probe's inode: what
-	 * still compares it does so against a VMA that maps the file.
+	 * consumer's owner still holds the file: a probe kept alive by an
+	 * mm's table or a reader until later must not hold it past an
+	 * unmount, which would find the inode busy and leave our iput() to
+	 * a dead superblock.  From now on the pointer may be another
+	 * inode's: a dead probe matches no file (uprobes_install.c).
 	 */
 	iput(uprobe->inode);
 	put_uprobe(uprobe);
@@ -529,7 +529,9 @@ static int uprobe_check_target(struct inode *inode, loff_t offset,
 
 /**
  * uprobe_register_refctr - add a consumer to the probe at @inode:@offset
- * @inode: the file (a regular file)
+ * @inode: the file (a regular file); the caller holds a reference on it
+ *	until the consumer's unregistration has returned, and, after
+ *	uprobe_unregister_nosync(), until uprobe_unregister_sync()
  * @offset: the instruction's offset in it
  * @ref_ctr_offset: file offset of a 16-bit SDT semaphore to count the
  *	probe's live breakpoints in, or 0
@@ -587,7 +589,7 @@ EXPORT_SYMBOL_GPL(uprobe_register_refctr);
 
 /**
  * uprobe_register - add a consumer to the probe at @inode:@offset
- * @inode: the file
+ * @inode: the file, held by the caller as for uprobe_register_refctr()
  * @offset: the instruction's offset in it
  * @uc: the consumer
  *

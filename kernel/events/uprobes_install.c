@@ -105,11 +105,21 @@ static bool vma_installable(struct vm_area_struct *vma)
 /* uprobe_write_opcode(): the byte is neither the original nor ours. */
 #define UPROBE_OPCODE_FOREIGN	2
 
+/*
+ * A dead probe maps nothing: its inode may be gone, and another file's
+ * inode may have its address (uprobe_retire() drops it).  A live one
+ * holds its inode, so the comparison is sound.
+ */
+static bool probe_inode_is(struct uprobe *uprobe, struct inode *inode)
+{
+	return !test_bit(UPROBE_F_DEAD, &uprobe->flags) && uprobe->inode == inode;
+}
+
 static bool vma_maps_probe(struct vm_area_struct *vma, struct uprobe *uprobe,
 			   unsigned long vaddr)
 {
 	return vma && vma_probeable(vma) &&
-	       file_inode(vma->vm_file) == uprobe->inode &&
+	       probe_inode_is(uprobe, file_inode(vma->vm_file)) &&
 	       vaddr_to_offset(vma, vaddr) == uprobe->offset;
 }
 
@@ -376,7 +386,7 @@ static loff_t vma_file_end(struct vm_area_struct *vma)
 
 static bool vma_holds_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
 {
-	if (!vma->vm_file || file_inode(vma->vm_file) != uprobe->inode ||
+	if (!vma->vm_file || !probe_inode_is(uprobe, file_inode(vma->vm_file)) ||
 	    (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
 		return false;
 	return uprobe->ref_ctr_offset >= vma_file_start(vma) &&
@@ -466,7 +476,8 @@ static bool refctr_page_private(struct uprobe *uprobe, struct mm_struct *mm)
 	bool anon = false;
 
 	for (vma = find_vma(mm, 0); vma && !anon; vma = find_vma(mm, vma->vm_end)) {
-		if (!vma->vm_file || file_inode(vma->vm_file) != uprobe->inode ||
+		if (!vma->vm_file ||
+		    !probe_inode_is(uprobe, file_inode(vma->vm_file)) ||
 		    uprobe->ref_ctr_offset < vma_file_start(vma) ||
 		    uprobe->ref_ctr_offset >= vma_file_end(vma))
 			continue;
@@ -564,9 +575,11 @@ static void refctr_on_remove(struct uprobe *uprobe, struct mm_struct *mm,
 		refctr_add(uprobe, vma, -1);
 }
 
+/* A record for @arg's semaphore, or a dead probe's, to forget. */
 static bool pending_in_vma(struct refctr_pending *p, void *arg)
 {
-	return vma_holds_refctr(arg, p->uprobe);
+	return test_bit(UPROBE_F_DEAD, &p->uprobe->flags) ||
+	       vma_holds_refctr(arg, p->uprobe);
 }
 
 /* A writable file mapping appeared: count the breakpoints waiting for it. */
@@ -580,7 +593,8 @@ static void refctr_apply_pending(struct vm_area_struct *vma)
 		return;
 	refctr_pending_take(t, &ready, pending_in_vma, vma);
 	list_for_each_entry(p, &ready, node)
-		refctr_add(p->uprobe, vma, 1);
+		if (vma_holds_refctr(vma, p->uprobe))
+			refctr_add(p->uprobe, vma, 1);
 	refctr_pending_free_list(&ready);
 }
 
@@ -1814,6 +1828,10 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 	bp_table_dup(new, old, vma_copied, oldmm);
 	spin_lock(&old->pending_lock);
 	list_for_each_entry(p, &old->refctr_pending, node) {
+		/* Only what the child has the breakpoint of, for a live probe. */
+		if (test_bit(UPROBE_F_DEAD, &p->uprobe->flags) ||
+		    !vma_copied(p->vaddr, oldmm))
+			continue;
 		q = kmalloc(sizeof(*q), GFP_NOWAIT | __GFP_NOWARN);
 		if (!q)
 			break;
