@@ -528,4 +528,62 @@ TEST_F(map, sdt_semaphore_counted_once_through_splits_of_both_mappings)
 	EXPECT_EQ(1, UT_HITS(0));
 }
 
+/*
+ * A child forked without the probed code (MADV_DONTFORK) while the
+ * breakpoint's semaphore count waited for the data mapping: the child has
+ * no breakpoint, so mapping the data must not count the semaphore, which
+ * then nothing would ever take back (found in review).
+ */
+TEST_F(map, sdt_semaphore_not_counted_in_a_child_without_the_code)
+{
+	char ref[32], go = 0;
+	long got = -1;
+	int up[2], down[2], st;
+	pid_t pid;
+
+	snprintf(ref, sizeof(ref), "(0x%x)", UT_PAGE + 0x10);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, ref, NULL);
+	UT_ENABLE(0, true);
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	pid = fork();
+	ASSERT_LE(0, pid);
+	if (!pid) {
+		int fd = open(self->path, O_RDONLY);
+		unsigned char *m, *d;
+		pid_t c;
+
+		m = mmap(NULL, UT_PAGE, RX, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED || madvise(m, UT_PAGE, MADV_DONTFORK))
+			_exit(3);
+		c = fork();
+		if (c) {
+			waitpid(c, &st, 0);
+			_exit(c < 0 ? 4 : WEXITSTATUS(st));
+		}
+		d = mmap(NULL, UT_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE, fd,
+			 UT_PAGE);
+		if (d == MAP_FAILED)
+			_exit(5);
+		got = *(unsigned short *)(d + 0x10);
+		if (write(up[1], &got, sizeof(got)) != sizeof(got) ||
+		    read(down[0], &go, 1) != 1)
+			_exit(6);
+		got = *(unsigned short *)(d + 0x10);
+		_exit(write(up[1], &got, sizeof(got)) == sizeof(got) ? 0 : 7);
+	}
+	close(up[1]);
+	close(down[0]);
+	ASSERT_EQ(sizeof(got), read(up[0], &got, sizeof(got)));
+	EXPECT_EQ(0, got) TH_LOG("the child's semaphore while the probe is enabled");
+	UT_ENABLE(0, false);
+	ASSERT_EQ(1, write(down[1], &go, 1));
+	ASSERT_EQ(sizeof(got), read(up[0], &got, sizeof(got)));
+	EXPECT_EQ(0, got) TH_LOG("the child's semaphore after the disable");
+	close(up[0]);
+	close(down[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st);
+}
+
 UT_HARNESS_MAIN
