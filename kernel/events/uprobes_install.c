@@ -674,7 +674,8 @@ static bool file_in_current_mode(struct file *file)
  */
 int uprobe_analyze_unmapped(const struct path *path, loff_t offset)
 {
-	struct uprobe *uprobe = uprobe_find(d_inode(path->dentry), offset);
+	/* The inode probes are registered on: overlayfs's lower or upper one. */
+	struct uprobe *uprobe = uprobe_find(d_real_inode(path->dentry), offset);
 	struct arch_uprobe *aup = NULL;
 	struct file *file = NULL;
 	int err = 0;

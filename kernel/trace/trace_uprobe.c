@@ -234,6 +234,7 @@ int trace_uprobe_lookup_file(struct trace_uprobe *tu, const char *filename)
 		return -ENOMEM;
 	}
 	tu->path = path;
+	tu->inode = d_real_inode(path.dentry);
 
 	return 0;
 }
@@ -1041,6 +1042,7 @@ static int __trace_uprobe_create(int argc, const char **argv)
 	}
 	/* The probe keeps the path (and the reference) looked up above. */
 	tu->path = path;
+	tu->inode = d_real_inode(path.dentry);
 	tu->filename = place;
 	place = NULL;
 	tu->offset = offset;

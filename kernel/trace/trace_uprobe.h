@@ -33,6 +33,12 @@ struct trace_uprobe {
 	struct uprobe_consumer		consumer;
 	/* Pins the probed file's inode for as long as the probe exists. */
 	struct path			path;
+	/*
+	 * The inode the probe is registered on, resolved once: on overlayfs
+	 * d_real_inode() of the path turns from the lower file to the upper
+	 * one at a copy-up, and unregistering must find the same probe.
+	 */
+	struct inode			*inode;
 	char				*filename;
 	unsigned long			offset;
 	unsigned long			ref_ctr_offset;
@@ -74,7 +80,7 @@ struct uretprobe_entry_head {
 
 static inline struct inode *trace_uprobe_inode(struct trace_uprobe *tu)
 {
-	return d_real_inode(tu->path.dentry);
+	return tu->inode;
 }
 
 static inline struct trace_uprobe_filter *
