@@ -404,8 +404,8 @@ static void judge(struct storm_shared *sh, const char *what, int st, long gen0)
 
 FIXTURE(mnt) {
 	struct ut_ctx c;
-	char dir[64], path[96];
-	bool mounted;
+	char dir[64], path[96], merged[96];
+	bool mounted, ovl;
 	int kmsg;
 };
 
@@ -414,7 +414,9 @@ FIXTURE_SETUP(mnt)
 	ut_ctx_init(&self->c, GRP, _metadata->name);
 	snprintf(self->dir, sizeof(self->dir), "/tmp/ust_mnt_%d", getpid());
 	snprintf(self->path, sizeof(self->path), "%s/code", self->dir);
+	snprintf(self->merged, sizeof(self->merged), "%s/merged", self->dir);
 	self->mounted = false;
+	self->ovl = false;
 	/* The kernel's messages from now on. */
 	self->kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
 	if (self->kmsg >= 0)
@@ -425,6 +427,8 @@ FIXTURE_SETUP(mnt)
 FIXTURE_TEARDOWN(mnt)
 {
 	ut_ctx_cleanup(&self->c);
+	if (self->ovl)
+		umount2(self->merged, MNT_DETACH);
 	if (self->mounted)
 		umount2(self->dir, MNT_DETACH);
 	rmdir(self->dir);
@@ -502,6 +506,52 @@ TEST_F(mnt, unmount_right_after_a_tracefs_probe_is_deleted)
 		ASSERT_EQ(0, mnt_umount(self))
 			TH_LOG("round %d: umount: %s", i, strerror(errno));
 	}
+	EXPECT_EQ(0, mnt_reports(_metadata, self->kmsg));
+}
+
+/*
+ * A probe on a file of an overlayfs, through its merged path, and a
+ * copy-up of the file (a chmod) while the probe is enabled: the probe is
+ * on the lower file's inode, and disabling and deleting it must find it
+ * there, not look for it on the upper file's (a warning, and the
+ * consumer left on the probe to be freed under it).  The lower file runs
+ * right afterwards, and nothing is reported.
+ */
+TEST_F(mnt, probe_on_an_overlay_file_removed_after_its_copy_up)
+{
+	char lower[128], opts[512], code[160];
+	int i;
+
+	ASSERT_EQ(0, mnt_mount(self));
+	snprintf(lower, sizeof(lower), "%s/lower", self->dir);
+	for (i = 0; i < 4; i++) {
+		static const char *const sub[] = { "lower", "upper", "work", "merged" };
+		char d[128];
+
+		snprintf(d, sizeof(d), "%s/%s", self->dir, sub[i]);
+		ASSERT_EQ(0, mkdir(d, 0700));
+	}
+	snprintf(code, sizeof(code), "%s/code", lower);
+	ASSERT_EQ(0, ut_code_file(code));
+	snprintf(opts, sizeof(opts), "lowerdir=%s,upperdir=%s/upper,workdir=%s/work",
+		 lower, self->dir, self->dir);
+	if (mount("overlay", self->merged, "overlay", 0, opts))
+		SKIP(return, "overlayfs: %s (a kernel without it)", strerror(errno));
+	self->ovl = true;
+	snprintf(code, sizeof(code), "%s/code", self->merged);
+	UT_PROBE(0, 'p', code, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	ASSERT_EQ(7, mnt_call(code));
+	EXPECT_EQ(1, UT_HITS(0));
+	ASSERT_EQ(0, chmod(code, 0700)) TH_LOG("copy-up: %s", strerror(errno));
+	ASSERT_EQ(7, mnt_call(code));
+	UT_ENABLE(0, false);
+	ut_ctx_remove_events(&self->c);
+	snprintf(code, sizeof(code), "%s/code", lower);
+	EXPECT_EQ(7, mnt_call(code));
+	ASSERT_EQ(0, umount(self->merged)) TH_LOG("umount overlay: %s", strerror(errno));
+	self->ovl = false;
+	ASSERT_EQ(0, mnt_umount(self)) TH_LOG("umount: %s", strerror(errno));
 	EXPECT_EQ(0, mnt_reports(_metadata, self->kmsg));
 }
 
