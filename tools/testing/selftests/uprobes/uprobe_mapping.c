@@ -418,6 +418,74 @@ TEST_F(map, file_thp_probed_in_one_process_stays_huge_in_the_other)
 }
 
 /*
+ * The SDT semaphore cases: the test enables a probe on the function whose
+ * semaphore is at @semoff and forks a program, which maps the file its
+ * own way and reports, through pipes, its semaphore and the function's
+ * result; the test disables the probe and the program reports the
+ * semaphore again.
+ */
+struct sema_pipes {
+	int up[2], down[2];
+};
+
+static pid_t sema_fork(struct __test_metadata *_metadata,
+		       FIXTURE_DATA(map) *self, long semoff,
+		       struct sema_pipes *sp)
+{
+	char ref[32];
+	pid_t pid;
+
+	snprintf(ref, sizeof(ref), "(0x%lx)", semoff);
+	UT_PROBE(0, 'p', self->path, UT_CODE_FN, ref, NULL);
+	UT_ENABLE(0, true);
+	if (pipe(sp->up) || pipe(sp->down))
+		return -1;
+	pid = fork();
+	if (pid > 0) {
+		close(sp->up[1]);
+		close(sp->down[0]);
+	}
+	return pid;
+}
+
+/* In the program: report, wait to be told, report the semaphore again. */
+static void sema_report(struct sema_pipes *sp, unsigned short *sem,
+			int (*fn)(void))
+{
+	long got[2] = { *sem, fn ? fn() : -1 };
+	char go;
+
+	if (write(sp->up[1], got, sizeof(got)) != sizeof(got) ||
+	    read(sp->down[0], &go, 1) != 1)
+		_exit(10);
+	got[0] = *sem;
+	_exit(write(sp->up[1], got, sizeof(got)) == sizeof(got) ? 0 : 11);
+}
+
+/* In the test: the semaphore @enabled while enabled, 0 after; @result. */
+static void sema_expect(struct __test_metadata *_metadata,
+			FIXTURE_DATA(map) *self, struct sema_pipes *sp,
+			pid_t pid, long enabled, long result)
+{
+	long got[2] = { -1, -1 };
+	char go = 0;
+	int st;
+
+	ASSERT_EQ(sizeof(got), read(sp->up[0], got, sizeof(got)))
+		TH_LOG("the program did not report");
+	EXPECT_EQ(enabled, got[0]) TH_LOG("the semaphore while the probe is enabled");
+	EXPECT_EQ(result, got[1]) TH_LOG("the function's result");
+	UT_ENABLE(0, false);
+	ASSERT_EQ(1, write(sp->down[1], &go, 1));
+	ASSERT_EQ(sizeof(got), read(sp->up[0], got, sizeof(got)));
+	EXPECT_EQ(0, got[0]) TH_LOG("the semaphore after the probe was disabled");
+	close(sp->up[0]);
+	close(sp->down[1]);
+	ASSERT_EQ(pid, waitpid(pid, &st, 0));
+	EXPECT_EQ(0, st) TH_LOG("the program's exit status %#x", st);
+}
+
+/*
  * An SDT semaphore in the data page of a file that a process maps as
  * ld.so maps a library: the whole file with the code's protection, then
  * the data page over the tail, MAP_FIXED.  The split of the code mapping
@@ -426,16 +494,9 @@ TEST_F(map, file_thp_probed_in_one_process_stays_huge_in_the_other)
  */
 TEST_F(map, sdt_semaphore_counted_in_a_file_mapped_as_ld_so_does)
 {
-	char ref[32];
-	long got[2] = { -1, -1 };
-	int fds[2], st;
-	pid_t pid;
+	struct sema_pipes sp;
+	pid_t pid = sema_fork(_metadata, self, UT_PAGE + 0x10, &sp);
 
-	snprintf(ref, sizeof(ref), "(0x%x)", UT_PAGE + 0x10);
-	UT_PROBE(0, 'p', self->path, UT_CODE_FN, ref, NULL);
-	UT_ENABLE(0, true);
-	ASSERT_EQ(0, pipe(fds));
-	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		int fd = open(self->path, O_RDONLY);
@@ -448,17 +509,10 @@ TEST_F(map, sdt_semaphore_counted_in_a_file_mapped_as_ld_so_does)
 			 MAP_PRIVATE | MAP_FIXED, fd, UT_PAGE);
 		if (d == MAP_FAILED)
 			_exit(4);
-		got[0] = *(unsigned short *)(d + 0x10);
-		got[1] = ((int (*)(void))(m + UT_CODE_FN))();
-		_exit(write(fds[1], got, sizeof(got)) == sizeof(got) ? 0 : 5);
+		sema_report(&sp, (unsigned short *)(d + 0x10),
+			    (int (*)(void))(m + UT_CODE_FN));
 	}
-	close(fds[1]);
-	ASSERT_EQ(sizeof(got), read(fds[0], got, sizeof(got)));
-	close(fds[0]);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_EQ(0, st);
-	EXPECT_EQ(1, got[0]) TH_LOG("the semaphore the program read");
-	EXPECT_EQ(7, got[1]);
+	sema_expect(_metadata, self, &sp, pid, 1, 7);
 	EXPECT_EQ(1, UT_HITS(0));
 }
 
@@ -472,59 +526,33 @@ TEST_F(map, sdt_semaphore_counted_in_a_file_mapped_as_ld_so_does)
 TEST_F(map, sdt_semaphore_counted_once_through_splits_of_both_mappings)
 {
 	static const unsigned char zero[2 * UT_PAGE];
-	char ref[32], go = 0;
-	long got[2] = { -1, -1 };
-	int up[2], down[2], st;
+	struct sema_pipes sp;
 	pid_t pid;
 
 	/* Code pages 0-1 (the function in page 0), data pages 2-3. */
 	ASSERT_EQ(sizeof(zero), ut_file_write_at(self->path, UT_CODE_LEN, zero,
 						 sizeof(zero)));
 	self->hash = ut_file_hash(self->path);
-	snprintf(ref, sizeof(ref), "(0x%x)", 2 * UT_PAGE + 0x10);
-	UT_PROBE(0, 'p', self->path, UT_CODE_FN, ref, NULL);
-	UT_ENABLE(0, true);
-	ASSERT_EQ(0, pipe(up));
-	ASSERT_EQ(0, pipe(down));
-	pid = fork();
+	pid = sema_fork(_metadata, self, 2 * UT_PAGE + 0x10, &sp);
 	ASSERT_LE(0, pid);
 	if (!pid) {
 		int fd = open(self->path, O_RDONLY);
 		unsigned char *m, *d;
-		bool ok;
 
 		m = mmap(NULL, 2 * UT_PAGE, RX, MAP_PRIVATE, fd, 0);
 		d = mmap(NULL, 2 * UT_PAGE, PROT_READ | PROT_WRITE, MAP_PRIVATE,
 			 fd, 2 * UT_PAGE);
 		if (m == MAP_FAILED || d == MAP_FAILED)
 			_exit(3);
-		ok = !mprotect(d, 2 * UT_PAGE, PROT_READ) &&
-		     !mprotect(m + UT_PAGE, UT_PAGE, PROT_READ) &&
-		     !mprotect(d, 2 * UT_PAGE, PROT_READ | PROT_WRITE) &&
-		     !mprotect(d + UT_PAGE, UT_PAGE, PROT_READ);
-		if (!ok)
+		if (mprotect(d, 2 * UT_PAGE, PROT_READ) ||
+		    mprotect(m + UT_PAGE, UT_PAGE, PROT_READ) ||
+		    mprotect(d, 2 * UT_PAGE, PROT_READ | PROT_WRITE) ||
+		    mprotect(d + UT_PAGE, UT_PAGE, PROT_READ))
 			_exit(4);
-		got[0] = *(unsigned short *)(d + 0x10);
-		got[1] = ((int (*)(void))(m + UT_CODE_FN))();
-		if (write(up[1], got, sizeof(got)) != sizeof(got) ||
-		    read(down[0], &go, 1) != 1)
-			_exit(5);
-		got[0] = *(unsigned short *)(d + 0x10);
-		_exit(write(up[1], got, sizeof(got)) == sizeof(got) ? 0 : 6);
+		sema_report(&sp, (unsigned short *)(d + 0x10),
+			    (int (*)(void))(m + UT_CODE_FN));
 	}
-	close(up[1]);
-	close(down[0]);
-	ASSERT_EQ(sizeof(got), read(up[0], got, sizeof(got)));
-	EXPECT_EQ(1, got[0]) TH_LOG("the semaphore while the probe is enabled");
-	EXPECT_EQ(7, got[1]);
-	UT_ENABLE(0, false);
-	ASSERT_EQ(1, write(down[1], &go, 1));
-	ASSERT_EQ(sizeof(got), read(up[0], got, sizeof(got)));
-	EXPECT_EQ(0, got[0]) TH_LOG("the semaphore after the probe was disabled");
-	close(up[0]);
-	close(down[1]);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_EQ(0, st);
+	sema_expect(_metadata, self, &sp, pid, 1, 7);
 	EXPECT_EQ(1, UT_HITS(0));
 }
 
@@ -536,20 +564,12 @@ TEST_F(map, sdt_semaphore_counted_once_through_splits_of_both_mappings)
  */
 TEST_F(map, sdt_semaphore_not_counted_in_a_child_without_the_code)
 {
-	char ref[32], go = 0;
-	long got = -1;
-	int up[2], down[2], st;
-	pid_t pid;
+	struct sema_pipes sp;
+	pid_t pid = sema_fork(_metadata, self, UT_PAGE + 0x10, &sp);
 
-	snprintf(ref, sizeof(ref), "(0x%x)", UT_PAGE + 0x10);
-	UT_PROBE(0, 'p', self->path, UT_CODE_FN, ref, NULL);
-	UT_ENABLE(0, true);
-	ASSERT_EQ(0, pipe(up));
-	ASSERT_EQ(0, pipe(down));
-	pid = fork();
 	ASSERT_LE(0, pid);
 	if (!pid) {
-		int fd = open(self->path, O_RDONLY);
+		int fd = open(self->path, O_RDONLY), st;
 		unsigned char *m, *d;
 		pid_t c;
 
@@ -565,25 +585,9 @@ TEST_F(map, sdt_semaphore_not_counted_in_a_child_without_the_code)
 			 UT_PAGE);
 		if (d == MAP_FAILED)
 			_exit(5);
-		got = *(unsigned short *)(d + 0x10);
-		if (write(up[1], &got, sizeof(got)) != sizeof(got) ||
-		    read(down[0], &go, 1) != 1)
-			_exit(6);
-		got = *(unsigned short *)(d + 0x10);
-		_exit(write(up[1], &got, sizeof(got)) == sizeof(got) ? 0 : 7);
+		sema_report(&sp, (unsigned short *)(d + 0x10), NULL);
 	}
-	close(up[1]);
-	close(down[0]);
-	ASSERT_EQ(sizeof(got), read(up[0], &got, sizeof(got)));
-	EXPECT_EQ(0, got) TH_LOG("the child's semaphore while the probe is enabled");
-	UT_ENABLE(0, false);
-	ASSERT_EQ(1, write(down[1], &go, 1));
-	ASSERT_EQ(sizeof(got), read(up[0], &got, sizeof(got)));
-	EXPECT_EQ(0, got) TH_LOG("the child's semaphore after the disable");
-	close(up[0]);
-	close(down[1]);
-	ASSERT_EQ(pid, waitpid(pid, &st, 0));
-	EXPECT_EQ(0, st);
+	sema_expect(_metadata, self, &sp, pid, 0, -1);
 }
 
 UT_HARNESS_MAIN
