@@ -384,13 +384,18 @@ static loff_t vma_file_end(struct vm_area_struct *vma)
 	return vma_file_start(vma) + (vma->vm_end - vma->vm_start);
 }
 
+/* @vma maps the probe's file over its semaphore, whatever its protection. */
+static bool vma_covers_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
+{
+	return vma->vm_file && probe_inode_is(uprobe, file_inode(vma->vm_file)) &&
+	       uprobe->ref_ctr_offset >= vma_file_start(vma) &&
+	       uprobe->ref_ctr_offset < vma_file_end(vma);
+}
+
 static bool vma_holds_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
 {
-	if (!vma->vm_file || !probe_inode_is(uprobe, file_inode(vma->vm_file)) ||
-	    (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
-		return false;
-	return uprobe->ref_ctr_offset >= vma_file_start(vma) &&
-	       uprobe->ref_ctr_offset < vma_file_end(vma);
+	return (vma->vm_flags & (VM_WRITE | VM_SHARED)) == VM_WRITE &&
+	       vma_covers_refctr(vma, uprobe);
 }
 
 /* The writable mapping of the probe's file that holds its semaphore. */
@@ -476,10 +481,7 @@ static bool refctr_page_private(struct uprobe *uprobe, struct mm_struct *mm)
 	bool anon = false;
 
 	for (vma = find_vma(mm, 0); vma && !anon; vma = find_vma(mm, vma->vm_end)) {
-		if (!vma->vm_file ||
-		    !probe_inode_is(uprobe, file_inode(vma->vm_file)) ||
-		    uprobe->ref_ctr_offset < vma_file_start(vma) ||
-		    uprobe->ref_ctr_offset >= vma_file_end(vma))
+		if (!vma_covers_refctr(vma, uprobe))
 			continue;
 		page = follow_page(vma, offset_to_vaddr(vma, uprobe->ref_ctr_offset),
 				   FOLL_GET);
