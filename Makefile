@@ -19,6 +19,8 @@
 
 KERNEL ?= ours
 CMD ?= uname -a
+# The image harness/build makes for KERNEL (harness/lib.sh: kernel_image).
+IMAGE = $(shell bash -c '. harness/lib.sh && kernel_image $(KERNEL)')
 
 .PHONY: demo check check-quick check-debug kernel vm clean help
 
@@ -27,8 +29,7 @@ help:
 
 demo:
 	@harness/build $(KERNEL)
-	@harness/vm --kernel $(if $(filter ours,$(KERNEL)),build/bzImage,build/$(KERNEL)/bzImage) \
-		--console build/logs/demo-console.log -- $(CURDIR)/harness/guest/demo
+	@harness/vm --kernel $(IMAGE) --console build/logs/demo-console.log -- $(CURDIR)/harness/guest/demo
 
 # On our kernel, make check runs make lint first and counts it as one
 # more test ("lint") in the summary.
@@ -50,7 +51,7 @@ kernel:
 	@harness/build $(KERNEL)
 
 vm:
-	@harness/vm --kernel $(if $(filter ours,$(KERNEL)),build/bzImage,build/$(KERNEL)/bzImage) -- $(CMD)
+	@harness/vm --kernel $(IMAGE) -- $(CMD)
 
 clean:
 	rm -rf build

@@ -5,9 +5,9 @@
 # usage message and exit status 2, before it installs, unpacks or writes
 # anything.  TAP on stdout; exit status 1 when a case fails.
 #
-# Cheap by construction: harness/build runs from a copy in an empty
-# temporary directory, without harness/deps, the series or a tarball next
-# to it, so even a harness/build that wrongly went on to build could get
+# Cheap by construction: harness/build runs from a copy (with the
+# harness/lib.sh it sources) in an empty temporary directory, without
+# harness/deps, the series or a tarball next to it, so even a harness/build that wrongly went on to build could get
 # no further than its first step.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -18,6 +18,7 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 mkdir "$tmp/harness"
 cp "$src" "$tmp/harness/build"
+cp "$(dirname "$here")/lib.sh" "$tmp/harness/lib.sh"
 chmod +x "$tmp/harness/build"
 
 n=0
