@@ -68,7 +68,7 @@ fuzz:
 bench:
 	@harness/bench/run $(BENCH_ARGS)
 
-# make series: git format-patch of our series, cut as harness/series-split
+# make series: git format-patch of our series, cut as harness/data/series-split
 # says, with a cover letter, in build/series/.  make series-check applies
 # it to the tarball and builds the kernel after every patch (slow: not
 # part of make check).  SERIES_ARGS=--all: every part, in `series` or not.
@@ -81,7 +81,7 @@ series-check:
 
 # make lint: checkpatch.pl --strict, kernel-doc, sparse and W=1 on our files
 # and on every patch of make series (harness/lint; accepted findings, each
-# with its reason, in harness/lint-exceptions).  LINT_ARGS=--all: also the
+# with its reason, in harness/data/lint-exceptions).  LINT_ARGS=--all: also the
 # parts not yet in `series`.  make check-arch: arm64 cross build of the
 # series, vmlinux linked (harness/check-arch; ARCH_ARGS=--objs: only the
 # objects that use uprobes, faster).

@@ -5,7 +5,7 @@ Imported by harness/series (make series, make series-check) and
 harness/lint (make lint):
 
   series_entries()    the parts of `series`, in order
-  parse_split()       harness/series-split: the cover letter and the patches
+  parse_split()       harness/data/series-split: the cover letter and the patches
   plan(all_parts)     the patches to write: [(subject, [parts], body)]
   files_of(part)      the repo files of an overlay part, as harness/build takes them
   configure(...)      a kernel config: configure_kernel of harness/lib.sh
@@ -27,7 +27,7 @@ TOP = os.path.dirname(HERE)
 B = os.path.join(TOP, 'build')
 LINUX = os.path.join(B, 'linux')
 LOGS = os.path.join(B, 'logs')
-SPLIT = os.path.join(HERE, 'series-split')
+SPLIT = os.path.join(HERE, 'data', 'series-split')
 
 
 # Messages are signed with the script's name: harness/series, harness/lint.
@@ -151,7 +151,7 @@ def plan(all_parts, quiet=False):
         take.append((subj, have, body))
     unmapped = [e for e in entries if e not in mapped]
     if unmapped:
-        die('parts of `series` that harness/series-split puts in no patch: ' +
+        die('parts of `series` that harness/data/series-split puts in no patch: ' +
             ' '.join(unmapped))
     return cover, take
 
