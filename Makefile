@@ -14,6 +14,8 @@
 #   make lint                  checkpatch, kernel-doc, sparse, W=1 on our files and patches
 #   make check-arch            arm64 cross build of the series (vmlinux)
 #   make fuzz                  differential instruction fuzzing, 25 min (FUZZ_ARGS='--seed S --seconds T')
+#   make bench                 hit and attach cost, ours vs stock 6.1 and 6.12
+#   make readme                README.md's "Current results" from the last runs
 #
 # Everything is kept under build/; logs in build/logs/.
 
@@ -67,6 +69,13 @@ fuzz:
 .PHONY: bench
 bench:
 	@harness/bench/run $(BENCH_ARGS)
+
+# make readme: rewrite README.md's "Current results" block from the last
+# make check of each kernel (build/logs/summary-*.txt) and from
+# harness/bench/results.md (harness/readme-results).
+.PHONY: readme
+readme:
+	@harness/readme-results
 
 # make series: git format-patch of our series, cut as harness/data/series-split
 # says, with a cover letter, in build/series/.  make series-check applies
