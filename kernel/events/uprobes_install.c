@@ -136,39 +136,60 @@ bool __weak is_trap_insn(uprobe_opcode_t *insn)
 /* ---- reading and writing one opcode ---- */
 
 /*
+ * Copy @len bytes at @pos of @mapping to @dst.  With @file NULL, only
+ * from pages the page cache holds up to date, -ENODATA for one it does
+ * not: no I/O (some filesystems read a page only through an open file).
+ */
+static int read_file_bytes(struct address_space *mapping, struct file *file,
+			   loff_t pos, u8 *dst, size_t len)
+{
+	while (len) {
+		pgoff_t index = pos >> PAGE_SHIFT;
+		size_t off = offset_in_page(pos);
+		size_t n = min(len, PAGE_SIZE - off);
+		struct page *page;
+
+		if (!file) {
+			page = find_get_page(mapping, index);
+			if (page && !PageUptodate(page)) {
+				put_page(page);
+				page = NULL;
+			}
+			if (!page)
+				return -ENODATA;
+		} else if (shmem_mapping(mapping)) {
+			page = shmem_read_mapping_page(mapping, index);
+		} else {
+			page = read_mapping_page(mapping, index, file);
+		}
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		memcpy_from_page(dst, page, off, n);
+		put_page(page);
+		pos += n;
+		dst += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/*
  * Copy as many bytes of the probed instruction as the architecture keeps
  * in arch.insn from the page cache to @dst (zeroes past the end of the
  * file).  Not every architecture defines MAX_UINSN_BYTES (arm64 keeps one
  * __le32), so the field's size is the measure.  @file is a mapping's
- * file: some filesystems need one to read a page.
+ * file, or NULL to read only what the page cache holds.
  */
 static int read_orig_insn(struct uprobe *uprobe, struct file *file, u8 *dst)
 {
-	struct address_space *mapping = uprobe->inode->i_mapping;
 	loff_t pos = uprobe->offset, size = i_size_read(uprobe->inode);
-	size_t len = sizeof(uprobe->arch.insn), done = 0;
+	size_t len = sizeof(uprobe->arch.insn);
 
 	memset(dst, 0, len);
 	if (pos >= size)
 		return -EINVAL;
-	len = min_t(loff_t, len, size - pos);
-	while (done < len) {
-		pgoff_t index = (pos + done) >> PAGE_SHIFT;
-		size_t off = offset_in_page(pos + done);
-		size_t n = min(len - done, PAGE_SIZE - off);
-		struct page *page;
-
-		if (shmem_mapping(mapping))
-			page = shmem_read_mapping_page(mapping, index);
-		else
-			page = read_mapping_page(mapping, index, file);
-		if (IS_ERR(page))
-			return PTR_ERR(page);
-		memcpy_from_page(dst + done, page, off, n);
-		put_page(page);
-		done += n;
-	}
-	return 0;
+	return read_file_bytes(uprobe->inode->i_mapping, file, pos, dst,
+			       min_t(loff_t, len, size - pos));
 }
 
 /*
@@ -639,19 +660,36 @@ unlock:
 }
 
 /*
- * Is @file code of the mode current runs in?  An ELF header says; other
- * files (scripts' interpreters are ELF, so: raw code) are taken to be.
+ * Is the probed file code of the mode current runs in?  An ELF header
+ * says; other files (scripts' interpreters are ELF, so: raw code) are
+ * taken to be.  @file as for read_orig_insn().
  */
-static bool file_in_current_mode(struct file *file)
+static int file_in_current_mode(struct uprobe *uprobe, struct file *file)
 {
 	bool is64 = IS_ENABLED(CONFIG_64BIT) && !in_compat_syscall();
 	u8 ident[EI_NIDENT];
-	loff_t pos = 0;
+	int err;
 
-	if (kernel_read(file, ident, sizeof(ident), &pos) != sizeof(ident) ||
-	    memcmp(ident, ELFMAG, SELFMAG))
-		return true;
+	if (i_size_read(uprobe->inode) < EI_NIDENT)
+		return 1;
+	err = read_file_bytes(uprobe->inode->i_mapping, file, 0, ident,
+			      sizeof(ident));
+	if (err)
+		return err;
+	if (memcmp(ident, ELFMAG, SELFMAG))
+		return 1;
 	return ident[EI_CLASS] == (is64 ? ELFCLASS64 : ELFCLASS32);
+}
+
+/* Read what uprobe_analyze_unmapped() judges: 1 to judge, 0 not to. */
+static int read_unmapped(struct uprobe *uprobe, struct file *file, u8 *dst)
+{
+	int ret = file_in_current_mode(uprobe, file);
+
+	if (ret <= 0)
+		return ret;
+	ret = read_orig_insn(uprobe, file, dst);
+	return ret ? ret : 1;
 }
 
 /**
@@ -664,10 +702,12 @@ static bool file_in_current_mode(struct file *file)
  * set).  With no such mm when it is registered, an instruction the
  * architecture refuses would be refused only when a process maps the
  * file, where no error reaches whoever registered the probe, and the
- * probe would silently never fire.  This reads the instruction through
- * the file and asks the architecture now, in current's mode, when the
- * file is code of that mode; the plan itself is still made at the first
- * install.
+ * probe would silently never fire.  This reads the instruction and asks
+ * the architecture now, in current's mode, when the file is code of that
+ * mode; the plan itself is still made at the first install.  The bytes
+ * come from the page cache when it holds them; the file is opened for a
+ * read only when it does not, so that an enable does no I/O, and no
+ * filesystem's open path, in the common case.
  *
  * Context: process context, may sleep; no uprobes lock held.
  * Return: 0 when the probe is fine, already analysed, gone, or cannot be
@@ -680,21 +720,25 @@ int uprobe_analyze_unmapped(const struct path *path, loff_t offset)
 	struct uprobe *uprobe = uprobe_find(d_real_inode(path->dentry), offset);
 	struct arch_uprobe *aup = NULL;
 	struct file *file = NULL;
-	int err = 0;
+	int err = 0, judge;
 
 	if (!uprobe)
 		return 0;
 	if (test_bit(UPROBE_F_ANALYZED, &uprobe->flags) || !current->mm)
 		goto out;
-	/* Some filesystems read a page only through an open file. */
-	file = dentry_open(path, O_RDONLY, current_cred());
-	if (IS_ERR(file)) {
-		file = NULL;
-		goto out;	/* no verdict: the install gives it */
-	}
 	aup = kzalloc(sizeof(*aup), GFP_KERNEL);
-	if (!aup || !file_in_current_mode(file) ||
-	    read_orig_insn(uprobe, file, (u8 *)&aup->insn))
+	if (!aup)
+		goto out;
+	judge = read_unmapped(uprobe, NULL, (u8 *)&aup->insn);
+	if (judge == -ENODATA) {
+		file = dentry_open(path, O_RDONLY, current_cred());
+		if (IS_ERR(file)) {
+			file = NULL;
+			goto out;	/* no verdict: the install gives it */
+		}
+		judge = read_unmapped(uprobe, file, (u8 *)&aup->insn);
+	}
+	if (judge <= 0)
 		goto out;
 	if (is_trap_insn((uprobe_opcode_t *)&aup->insn))
 		err = -ENOTSUPP;

@@ -575,6 +575,10 @@ static void reg_sweep(struct __test_metadata *_metadata, FIXTURE_DATA(fi) *self,
 	check_file(_metadata, self);
 	target_exit(_metadata, self, t[1]);
 	target_exit(_metadata, self, t[0]);
+	/* Nothing else was hurt: a new program, its libraries opened anew, runs. */
+	UT_START(t[0], "uprobe_target", NULL);
+	check_targets(_metadata, self, t, 1, "started after the sweep");
+	target_exit(_metadata, self, t[0]);
 }
 
 TEST_F_TIMEOUT(fi, define_under_failslab, 900)
