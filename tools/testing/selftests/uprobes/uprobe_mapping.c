@@ -138,9 +138,11 @@ TEST_F(map, refused_probe_leaves_the_program_s_own_int3)
  * A probe whose verdict had to wait (its file claims another ELF class, so
  * the enable could not judge it) and that the install then refused, on the
  * program's own int3: the program, which has another probe, must get the
- * SIGTRAP it gets without probes, not loop on a refused probe's handlers.
+ * SIGTRAP it gets without probes, not loop on a refused probe's handlers
+ * (a loop blocks the call until the timeout: a generous one, for KASAN
+ * kernels on a loaded machine).
  */
-TEST_F(map, refused_probe_found_at_a_hit_leaves_the_program_its_sigtrap)
+TEST_F_TIMEOUT(map, refused_probe_found_at_a_hit_leaves_the_program_its_sigtrap, 120)
 {
 	static const unsigned char elf32[] = { 0x7f, 'E', 'L', 'F', 1 };
 	static const unsigned char int3 = 0xcc;
