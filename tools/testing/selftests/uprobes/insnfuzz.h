@@ -49,10 +49,15 @@
  * libraries, thread stacks and the heap, and whose low 32 bits (for an
  * addr32 or rip-relative form) fall in [1 GiB, 2 GiB), as unmapped.
  */
-#define IFZ_FAR			0x00003f0040000000UL
-#define IFZ_FAR_BYTES		0x10000000000UL	/* 1 TiB */
+#define IFZ_FAR			0x00003f0040000000ULL
+#define IFZ_FAR_BYTES		0x10000000000ULL	/* 1 TiB */
 #define IFZ_FAR32		0x40000000UL
 #define IFZ_FAR32_BYTES		0x40000000UL
+/*
+ * 32-bit code's: a compat task has its program at 0x56555000 and up, and
+ * its mmap()s come down from under its stack, at 0xf7ffffff and below.
+ */
+#define IFZ_FAR_COMPAT		0x80000000UL
 
 /* Classes: the analyser's plans, and the forms it refuses. */
 enum ifz_class {
@@ -73,9 +78,14 @@ enum ifz_class {
 	IFZ_NCLASS,
 };
 
-/* Addressing forms of the memory operand, for the coverage table. */
+/*
+ * Addressing forms of the memory operand, for the coverage table; the
+ * last two are 32-bit code's: an absolute disp32 (what is rip-relative in
+ * 64-bit code) and 16-bit addressing (the 67 prefix).
+ */
 enum ifz_form {
 	IFZ_F_NONE, IFZ_F_MEM, IFZ_F_RIP, IFZ_F_FS, IFZ_F_GS, IFZ_F_A32,
+	IFZ_F_ABS, IFZ_F_A16,
 	IFZ_NFORM,
 };
 
@@ -93,6 +103,7 @@ struct ifz_insn {
 	uint8_t target_reg;	/* the register an indirect branch goes through */
 	uint8_t bit_reg;	/* bt* by register into memory: the bit offset's */
 	uint8_t vex;		/* needs AVX */
+	uint8_t a16;		/* 32-bit code: 16-bit addressing */
 };
 
 #define IFZ_NEED_STR		0x01	/* rsi/rdi point into data, rcx small */
@@ -106,6 +117,7 @@ struct ifz_insn {
 #define IFZ_NEED_FLAGS_MEM	0x100	/* [rsp] holds flags for popf */
 #define IFZ_NEED_FARPTR		0x200	/* the operand is a far pointer */
 #define IFZ_NEED_BIT_REG	0x400	/* bit_reg holds a small bit offset */
+#define IFZ_NEED_MXCSR		0x800	/* 32-bit code: a valid MXCSR to load */
 
 /* One machine state the instruction runs from. */
 struct ifz_state {
@@ -142,9 +154,16 @@ static inline void ifz_seed(struct ifz_rng *r, uint64_t a, uint64_t b)
 	ifz_rnd(r);
 }
 
+/*
+ * @fsbase is the base of the segment the C library keeps its thread area
+ * in: %fs in 64-bit code, %gs in 32-bit code, where %fs is the runner's,
+ * based at IFZ_GSBASE (as %gs is in 64-bit code).  @mode32: generate
+ * 32-bit code, for a compat task.
+ */
 struct ifz_env {
 	uint64_t fsbase;
 	bool avx, avx2, bmi2;
+	bool mode32;
 };
 
 void ifz_gen_insn(struct ifz_rng *r, const struct ifz_env *env,

@@ -12,6 +12,12 @@
  * wrpkru and xrstor; neither are the nondeterministic ones (rdtsc,
  * rdrand, rdseed).  The random class draws bytes behind random prefixes
  * and drops a draw containing any of those opcodes.
+ *
+ * With ifz_env.mode32 it generates 32-bit code for a compat task: no REX
+ * (40-4f are inc and dec), an absolute disp32 where 64-bit code has a
+ * rip-relative operand, 16-bit addressing behind 67, 4-byte stack words,
+ * and the opcodes 64-bit mode lacks but for those that load a segment
+ * register (pusha, popa, bound, the BCD ops, into, ljmp ptr16:32, ...).
  */
 #include <string.h>
 
@@ -53,6 +59,7 @@
  * and apart from the registers that form the address.
  */
 #define BTR	0x20000
+#define FAR	0x40000		/* ptr16:32 (ljmp): a landing address, a selector */
 
 struct ifz_op {
 	uint8_t cls, map, opc;
@@ -282,6 +289,44 @@ static const struct ifz_op legacy_ops[] = {
 	X(REFUSED, 0, 0xe2, -1, 0x67, R8 | N66, IFZ_NEED_COUNT, 0),	/* addr32 loop */
 };
 
+/* 32-bit code only: opcodes that 64-bit mode lacks or gives to REX. */
+static const struct ifz_op legacy32_ops[] = {
+	X(ALU, 0, 0x40, -1, 0, OPR, 0, 0),		/* inc r32 */
+	X(ALU, 0, 0x48, -1, 0, OPR, 0, 0),		/* dec r32 */
+	X(ALU, 0, 0x27, -1, 0, N66, 0, 0),		/* daa */
+	X(ALU, 0, 0x2f, -1, 0, N66, 0, 0),		/* das */
+	X(ALU, 0, 0x37, -1, 0, N66, 0, 0),		/* aaa */
+	X(ALU, 0, 0x3f, -1, 0, N66, 0, 0),		/* aas */
+	X(ALU, 0, 0xd4, -1, 0, I8 | N66, 0, 0),		/* aam: aam 0 is #DE */
+	X(ALU, 0, 0xd5, -1, 0, I8 | N66, 0, 0),		/* aad */
+	X(ALU, 0, 0x82, -1, 0, M | I8 | LCK | BYTE, 0, 0),	/* 80's alias */
+	X(ALU, 0, 0x62, -1, 0, M | MO, 0, 8),		/* bound: #BR */
+	X(STACK_OP, 0, 0x0e, -1, 0, 0, 0, 0),		/* push %cs */
+	X(STACK_OP, 0, 0x16, -1, 0, 0, 0, 0),		/* push %ss */
+	X(STACK_OP, 0, 0x1e, -1, 0, 0, 0, 0),		/* push %ds */
+	X(STACK_OP, 0, 0x60, -1, 0, 0, 0, 0),		/* pusha */
+	X(STACK_OP, 0, 0x61, -1, 0, 0, 0, 0),		/* popa */
+	X(REFUSED, 0, 0xce, -1, 0, N66, 0, 0),		/* into */
+	X(REFUSED, 0, 0xea, -1, 0, FAR | N66, 0, 0),	/* ljmp ptr16:32 */
+};
+
+/*
+ * The class of a legacy_ops entry in 32-bit code, where 63 is arpl (not
+ * movsxd) and 06 is push %es (not undefined).
+ */
+static int op_class(const struct ifz_op *op, bool m32)
+{
+	if (m32 && !op->map && op->opc == 0x63)
+		return IFZ_REFUSED;
+	if (m32 && !op->map && op->opc == 0x06)
+		return IFZ_STACK_OP;
+	return op->cls;
+}
+
+/* The selectors of far pointers: 0x33 is 64-bit code, 0x23 32-bit code. */
+static const uint16_t far_sels[] = { 0x33, 0x2b, 0x0, 0x1234 };
+static const uint16_t far_sels32[] = { 0x23, 0x33, 0x0, 0x1234 };
+
 /* VEX: map 1-3, pp as the mandatory prefix, W and L as the op wants. */
 #define V_L0	0x01		/* L must be 0 (else #UD) */
 #define V_LIG	0x02		/* L ignored */
@@ -352,7 +397,8 @@ static const char *const class_names[IFZ_NCLASS] = {
 };
 
 static const char *const form_names[IFZ_NFORM] = {
-	"no memory", "[reg]", "[rip]", "%fs:", "%gs:", "addr32",
+	"no memory", "[reg]", "[rip]", "%fs:", "%gs:", "addr32", "[abs32]",
+	"addr16",
 };
 
 const char *ifz_class_name(int cls)
@@ -373,7 +419,8 @@ struct enc {
 	struct ifz_insn *in;
 	unsigned int n;
 	int disp_at, disp_bytes;	/* where the displacement went */
-	bool rip;
+	bool rip;		/* 32-bit code: the absolute disp32 (or disp16) */
+	bool m32;		/* 32-bit code */
 };
 
 static void put(struct enc *e, uint64_t v, int bytes)
@@ -438,6 +485,27 @@ static void modrm(struct ifz_rng *r, struct enc *e, uint32_t fl, int ext,
 	in->mem = 1;
 	in->base = 0xff;
 	in->index = 0xff;
+	if (in->a16) {
+		/* [bx+si] [bx+di] [bp+si] [bp+di] [si] [di] [bp] [bx] */
+		static const uint8_t base16[8] = { 3, 3, 5, 5, 6, 7, 5, 3 };
+		static const uint8_t index16[8] = { 6, 7, 6, 7, 0xff, 0xff, 0xff, 0xff };
+
+		in->base = base16[rm];
+		in->index = index16[rm];
+		if (mod == 0 && rm == 6) {
+			in->base = 0xff;	/* [disp16] */
+			e->rip = true;
+			in->rip = 1;
+		}
+		e->disp_bytes = mod == 1 ? 1 : mod == 2 || e->rip ? 2 : 0;
+		if (e->disp_bytes) {
+			e->disp_at = e->n;
+			in->disp = e->disp_bytes == 1 ? (int8_t)ifz_rnd(r) :
+				   (int32_t)ifz_rn(r, 0x10000);
+			put(e, (uint32_t)in->disp, e->disp_bytes);
+		}
+		return;
+	}
 	if (rm == 4) {
 		int scale = ifz_rn(r, 4), idx = ifz_rn(r, 8), base = ifz_rn(r, 8);
 
@@ -480,7 +548,7 @@ static unsigned long landing(struct ifz_rng *r, unsigned long addr, int len)
 
 /* Where a rip-relative operand points: chosen once, with the insn. */
 static unsigned long mem_target(struct ifz_rng *r, unsigned int size,
-				uint16_t need, unsigned long rsp);
+				uint16_t need, unsigned long rsp, bool m32);
 
 static void immediates(struct ifz_rng *r, struct enc *e, uint32_t fl,
 		       int opsize)
@@ -526,7 +594,7 @@ static void branch_disp(struct ifz_rng *r, struct enc *e, uint32_t fl,
 				   IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);
 	else
 		t = landing(r, addr, len);
-	rel = (int64_t)(t - next);
+	rel = (int64_t)t - (int64_t)next;
 	if (bytes == 1 && (rel < -128 || rel > 127))
 		rel = (int8_t)ifz_rnd(r);
 	if (bytes == 1 && next + rel >= addr && next + rel < next)
@@ -541,13 +609,42 @@ static void branch_disp(struct ifz_rng *r, struct enc *e, uint32_t fl,
 static void fix_rip(struct ifz_rng *r, struct enc *e, unsigned long addr,
 		    unsigned int size, uint16_t need, bool gs)
 {
-	unsigned long t = mem_target(r, size, need, IFZ_STACK + 0x1000);
+	unsigned long t = mem_target(r, size, need, IFZ_STACK + 0x1000, false);
 	int32_t d = (int32_t)(t - (gs ? IFZ_GSBASE : 0) - (addr + e->n));
 	int i;
 
 	e->in->disp = d;
 	for (i = 0; i < 4; i++)
 		e->in->bytes[e->disp_at + i] = (uint32_t)d >> (8 * i);
+}
+
+/*
+ * 32-bit code: the absolute displacement (disp32, or disp16 behind 67)
+ * that puts the operand on a target, from the segment base @segbase.  A
+ * disp16 reaches only 64 KiB above it: with no base, it faults.
+ */
+static void fix_abs(struct ifz_rng *r, struct enc *e, unsigned int size,
+		    uint16_t need, uint64_t segbase)
+{
+	uint64_t t = mem_target(r, size, need, IFZ_STACK + 0x1000, true);
+	uint32_t d = (uint32_t)(t - segbase);
+	int i;
+
+	if (e->disp_bytes == 2)
+		d &= 0xffff;
+	e->in->disp = (int32_t)d;
+	for (i = 0; i < e->disp_bytes; i++)
+		e->in->bytes[e->disp_at + i] = d >> (8 * i);
+}
+
+/* The base of segment prefix @seg: see struct ifz_env. */
+static uint64_t seg_base(const struct ifz_env *env, int seg)
+{
+	int tls = env->mode32 ? 0x65 : 0x64;
+
+	if (seg == tls)
+		return env->fsbase;
+	return seg == (tls ^ 1) ? IFZ_GSBASE : 0;
 }
 
 /*
@@ -574,20 +671,38 @@ static int opsize_of(uint32_t fl, bool p66, bool w)
 	return p66 ? 2 : 4;
 }
 
-static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *in)
+/*
+ * A legacy-encoded instruction.  The segment prefixes it draws are 64-bit
+ * code's: 0x64 the C library's thread area, 0x65 the runner's; 32-bit
+ * code swaps the two bytes at the end (see struct ifz_env).
+ */
+static void gen_legacy(struct ifz_rng *r, const struct ifz_env *env,
+		       unsigned long addr, struct ifz_insn *in)
 {
-	const struct ifz_op *op = &legacy_ops[ifz_rn(r, ARRAY_SIZE(legacy_ops))];
-	struct enc e = { .in = in };
-	bool p66 = op->mp == 0x66, w = false, rexr, rexx, rexb, rex;
-	bool may_mem = (op->fl & M) && !(op->fl & (RO | FM));
+	const struct ifz_op *op;
+	struct enc e = { .in = in, .m32 = env->mode32 };
+	bool p66, w = false, rexr, rexx, rexb, rex, may_mem, a16;
 	int opsize, seg = 0, seg_at = 0, lock_at = -1;
 	uint8_t rexbyte = 0;
 
-	in->cls = op->cls;
+	if (e.m32) {
+		unsigned int i = ifz_rn(r, ARRAY_SIZE(legacy_ops) +
+					ARRAY_SIZE(legacy32_ops));
+
+		op = i < ARRAY_SIZE(legacy_ops) ? &legacy_ops[i] :
+		     &legacy32_ops[i - ARRAY_SIZE(legacy_ops)];
+	} else {
+		op = &legacy_ops[ifz_rn(r, ARRAY_SIZE(legacy_ops))];
+	}
+	p66 = op->mp == 0x66;
+	may_mem = (op->fl & M) && !(op->fl & (RO | FM));
+	in->cls = op_class(op, e.m32);
 	in->need = op->need;
+	/* 16-bit addressing reaches data only from the runner's segment */
+	a16 = e.m32 && may_mem && ifz_rn(r, 12) == 0;
 
 	/* legacy prefixes, in random order but mandatory ones last */
-	if (may_mem && ifz_rn(r, 8) == 0) {
+	if (may_mem && (ifz_rn(r, 8) == 0 || (a16 && ifz_rn(r, 3)))) {
 		seg = ifz_rn(r, 2) ? 0x64 : 0x65;
 		seg_at = e.n;
 		put(&e, seg, 1);
@@ -596,7 +711,10 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 		p66 = true;
 		put(&e, 0x66, 1);
 	}
-	if (may_mem && ifz_rn(r, 14) == 0 && seg != 0x64) {
+	if (a16) {
+		in->a16 = 1;
+		put(&e, 0x67, 1);
+	} else if (!e.m32 && may_mem && ifz_rn(r, 14) == 0 && seg != 0x64) {
 		in->a32 = 1;
 		put(&e, 0x67, 1);
 	}
@@ -610,20 +728,25 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	     op->cls == IFZ_CALL || op->cls == IFZ_CALL_IND ||
 	     op->cls == IFZ_JMP_IND) && ifz_rn(r, 10) == 0)
 		put(&e, ifz_rn(r, 2) ? 0xf2 : 0x3e, 1);	/* bnd, notrack */
-	if (ifz_rn(r, 25) == 0)
-		put(&e, 0x26 + 8 * ifz_rn(r, 4), 1);	/* es/cs/ss/ds: ignored */
+	/*
+	 * es/cs/ss/ds: ignored in 64-bit code.  In 32-bit code the last
+	 * segment prefix wins (a cs store is #GP): never after fs or gs,
+	 * whose operand would then land where the state did not aim it.
+	 */
+	if (ifz_rn(r, 25) == 0 && !(e.m32 && seg))
+		put(&e, 0x26 + 8 * ifz_rn(r, 4), 1);
 	if (op->mp)
 		put(&e, op->mp, 1);
 
 	/* REX: its W/R/X/B bits at random, sometimes misplaced (ignored) */
-	rex = ifz_rn(r, 2);
+	rex = !e.m32 && ifz_rn(r, 2);
 	rexr = rex && ifz_rn(r, 2);
 	rexx = rex && ifz_rn(r, 2);
 	rexb = rex && ifz_rn(r, 2);
 	w = rex && !(op->fl & NW) && ifz_rn(r, 2);
 	if (op->cls == IFZ_ALU_SP || (op->cls == IFZ_STACK_OP && op->opc == 0x50))
 		rexb = false;
-	if (op->cls == IFZ_ALU_SP) {
+	if (op->cls == IFZ_ALU_SP && !e.m32) {
 		rex = true;
 		w = ifz_rn(r, 8) != 0;
 		rexx = false;
@@ -658,6 +781,17 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	}
 	opsize = opsize_of(op->fl, p66, w);
 	in->size = op->size ? op->size : opsize;
+	/*
+	 * ldmxcsr, fxrstor: QEMU 7.2's TCG loads reserved MXCSR bits where
+	 * CPUs raise #GP, and the ia32 rt_sigreturn then refuses the frame
+	 * the kernel made of that state: the runner died of SIGSEGV.
+	 */
+	if (e.m32 && op->cls == IFZ_SSE && op->opc == 0xae && (op->ext == 1 || op->ext == 2))
+		in->need |= IFZ_NEED_MXCSR;
+	/* 32-bit code: 4-byte pointers and stack words, cmpxchg8b */
+	if (e.m32 && (in->size == 16 || in->size == 8) && op->cls != IFZ_SSE &&
+	    op->cls != IFZ_X87 && (op->cls != IFZ_ALU || op->map))
+		in->size /= 2;
 
 	if (op->map)
 		put(&e, 0x0f, 1);
@@ -683,6 +817,10 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	}
 	if (op->fl & (R8 | R32))
 		branch_disp(r, &e, op->fl, addr);
+	if (op->fl & FAR) {
+		put(&e, landing(r, addr, e.n + 6), 4);
+		put(&e, far_sels32[ifz_rn(r, ARRAY_SIZE(far_sels32))], 2);
+	}
 	immediates(r, &e, op->fl, op->fl & IV ? opsize : (p66 ? 2 : 4));
 	/*
 	 * int $0x80 is the i386 system call (IA32_EMULATION), made with the
@@ -705,30 +843,44 @@ static void gen_legacy(struct ifz_rng *r, unsigned long addr, struct ifz_insn *i
 	 * amid the runner's thread stacks and their TLS: use %gs there, whose
 	 * base is the runner's.
 	 */
-	if (seg == 0x64 && (e.rip || (in->base == 4 && in->index == 0xff))) {
+	if (seg == 0x64 && (e.rip || (in->base == 4 && in->index == 0xff) ||
+			    in->a16)) {
 		in->bytes[seg_at] = 0x65;
 		seg = 0x65;
 	}
-	if (e.rip)
+	if (e.m32 && seg) {
+		seg ^= 1;			/* 0x64 <-> 0x65 */
+		in->bytes[seg_at] = seg;
+	}
+	if (e.rip && e.m32)
+		fix_abs(r, &e, in->size, in->need, seg_base(env, seg));
+	else if (e.rip)
 		fix_rip(r, &e, addr, in->size, in->need, seg == 0x65);
 	in->len = e.n;
 	in->seg = seg;
-	in->form = e.rip ? IFZ_F_RIP : !in->mem ? IFZ_F_NONE :
+	in->form = in->a16 ? IFZ_F_A16 : e.rip ? (e.m32 ? IFZ_F_ABS : IFZ_F_RIP) :
+		   !in->mem ? IFZ_F_NONE :
 		   seg == 0x64 ? IFZ_F_FS : seg == 0x65 ? IFZ_F_GS :
-		   in->a32 ? IFZ_F_A32 : IFZ_F_MEM;
+		   in->a32 ? IFZ_F_A32 : in->a16 ? IFZ_F_A16 : IFZ_F_MEM;
 }
 
 static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
 		    unsigned long addr, struct ifz_insn *in)
 {
 	const struct ifz_vop *op;
-	struct enc e = { .in = in };
+	struct enc e = { .in = in, .m32 = env->mode32 };
 	int R, X, B, W, L, vvvv, pp, reg;
 
 	do {
 		op = &vex_ops[ifz_rn(r, ARRAY_SIZE(vex_ops))];
+	/*
+	 * No gather in 32-bit code: under QEMU 7.2's TCG, vpgatherdd
+	 * (c4 e2 7d 90 4c bb 1c) ran until the runner's timeout in 12 of
+	 * 16 states, unprobed.
+	 */
 	} while ((op->cls == IFZ_BMI && !env->bmi2) ||
-		 ((op->vfl & V_AVX2) && !env->avx2));
+		 ((op->vfl & V_AVX2) && !env->avx2) ||
+		 ((op->vfl & V_VSIB) && env->mode32));
 	in->cls = op->cls;
 	in->vex = 1;
 	R = ifz_rn(r, 2);
@@ -741,6 +893,16 @@ static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
 	vvvv = op->vfl & V_NV ? 0 : ifz_rn(r, 16);
 	if ((op->vfl & V_NV) && ifz_rn(r, 30) == 0)
 		vvvv = ifz_rn(r, 16);		/* #UD unless 0 */
+	if (e.m32) {
+		/*
+		 * 32-bit code: c4/c5 are les/lds unless the next byte's top
+		 * bits are 11, i.e. R, X (c4) and vvvv's top bit (c5) are 0.
+		 */
+		R = 0;
+		X = 0;
+		B = 0;
+		vvvv &= 7;
+	}
 	pp = op->pp == 0x66 ? 1 : op->pp == 0xf3 ? 2 : op->pp == 0xf2 ? 3 : 0;
 	if (ifz_rn(r, 40) == 0)
 		put(&e, 0x66, 1);		/* a prefix before VEX: #UD */
@@ -784,21 +946,32 @@ static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
 		}
 	}
 	immediates(r, &e, op->fl, 4);
-	if (e.rip)
+	if (e.rip && e.m32)
+		fix_abs(r, &e, in->size, 0, 0);
+	else if (e.rip)
 		fix_rip(r, &e, addr, in->size, 0, false);
 	in->len = e.n;
-	in->form = e.rip ? IFZ_F_RIP : in->mem ? IFZ_F_MEM : IFZ_F_NONE;
+	in->form = e.rip ? (e.m32 ? IFZ_F_ABS : IFZ_F_RIP) :
+		   in->mem ? IFZ_F_MEM : IFZ_F_NONE;
 	if (op->cls == IFZ_AVX && op->opc == 0x28)
 		in->need |= IFZ_NEED_ALIGN16;
 }
 
-/* Opcodes the random class must not run: they change the process. */
-static bool random_is_harmful(const uint8_t *b, int n)
+/*
+ * Opcodes the random class must not run: they change the process.  In
+ * 32-bit code (@m32) no branch either, wherever it is: any 32-bit target
+ * may be the runner's own code.
+ */
+static bool random_is_harmful(const uint8_t *b, int n, bool m32)
 {
 	int i;
 
 	for (i = 0; i < n; i++) {
 		uint8_t c = b[i], d = i + 1 < n ? b[i + 1] : 0;
+
+		if (m32 && (c == 0xc2 || c == 0xc3 || c == 0xff ||
+			    (c == 0x0f && (d & 0xf0) == 0x80)))
+			return true;
 
 		if (c == 0xcd || c == 0x8e || c == 0xcf ||		/* int, mov sreg, iret */
 		    c == 0x07 || c == 0x17 || c == 0x1f ||		/* pop sreg */
@@ -867,7 +1040,45 @@ static void gen_random(struct ifz_rng *r, struct ifz_insn *in)
 			in->bytes[i] = prefixes[ifz_rn(r, sizeof(prefixes))];
 		for (; i < 15; i++)
 			in->bytes[i] = ifz_rnd(r);
-	} while (random_is_harmful(in->bytes, 15) || random_is_branch(in->bytes));
+	} while (random_is_harmful(in->bytes, 15, false) || random_is_branch(in->bytes));
+	in->len = 15;
+	in->cls = IFZ_RANDOM;
+	in->form = IFZ_F_NONE;
+}
+
+/*
+ * The random class of 32-bit code.  64-bit code's random operands land
+ * mostly on non-canonical addresses; any 32-bit address may be the
+ * runner's own memory.  So: a few prefixes, a random opcode, a ModRM byte
+ * that addresses at most a register plus a disp8 (the state keeps this
+ * class's registers in the data pages or below 64 KiB), then int3s.  An
+ * instruction longer than that takes 0xcc bytes for its immediate, disp8
+ * or moffs (0xcccccccc, unmapped); one that is shorter leaves the ModRM
+ * byte to run as an opcode whose own ModRM, 0xcc, names registers only,
+ * so that a value the first one loaded (pop %ebx) is never an address.
+ */
+static void gen_random32(struct ifz_rng *r, struct ifz_insn *in)
+{
+	static const uint8_t prefixes[] = {
+		0x66, 0x67, 0xf2, 0xf3, 0x2e, 0x3e, 0x26, 0x36,
+	};
+	uint8_t m;
+	int i, n;
+
+	do {
+		memset(in->bytes, 0xcc, sizeof(in->bytes));
+		n = ifz_rn(r, 4);
+		for (i = 0; i < n; i++)
+			in->bytes[i] = prefixes[ifz_rn(r, sizeof(prefixes))];
+		if (ifz_rn(r, 4) == 0)
+			in->bytes[n++] = 0x0f;
+		in->bytes[n++] = ifz_rnd(r);
+		do {
+			m = ifz_rnd(r);
+		} while (m >> 6 == 2 || (m >> 6 != 3 && (m & 7) == 4) ||
+			 (m >> 6 == 0 && (m & 7) == 5));
+		in->bytes[n++] = m;
+	} while (random_is_harmful(in->bytes, 15, true) || random_is_branch(in->bytes));
 	in->len = 15;
 	in->cls = IFZ_RANDOM;
 	in->form = IFZ_F_NONE;
@@ -881,7 +1092,10 @@ void ifz_gen_insn(struct ifz_rng *r, const struct ifz_env *env,
 	in->index = 0xff;
 	switch (ifz_rn(r, 20)) {
 	case 0:
-		gen_random(r, in);
+		if (env->mode32)
+			gen_random32(r, in);
+		else
+			gen_random(r, in);
 		break;
 	case 1: case 2:
 		if (env->avx) {
@@ -890,7 +1104,7 @@ void ifz_gen_insn(struct ifz_rng *r, const struct ifz_env *env,
 		}
 		fallthrough;
 	default:
-		gen_legacy(r, addr, in);
+		gen_legacy(r, env, addr, in);
 	}
 }
 
@@ -916,7 +1130,7 @@ static uint64_t pool(struct ifz_rng *r)
 }
 
 static unsigned long mem_target(struct ifz_rng *r, unsigned int size,
-				uint16_t need, unsigned long rsp)
+				uint16_t need, unsigned long rsp, bool m32)
 {
 	static const unsigned long edges[] = {
 		IFZ_DATA + 0x1000, IFZ_DATA + 0x2000, IFZ_DATA + 0x3000,
@@ -948,6 +1162,8 @@ static unsigned long mem_target(struct ifz_rng *r, unsigned int size,
 		/* the low 32 bits stay in IFZ_FAR32's range */
 		t = IFZ_FAR + (ifz_rnd(r) & (IFZ_FAR_BYTES - 1) & ~0xffffffffUL) +
 		    (ifz_rnd(r) & (IFZ_FAR32_BYTES - 16));
+		if (m32)
+			t = IFZ_FAR_COMPAT + (uint32_t)t - IFZ_FAR32;
 		break;
 	default:
 		t = IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES - sz);
@@ -976,7 +1192,7 @@ static unsigned long pick_rsp(struct ifz_rng *r)
 }
 
 static unsigned long branch_target(struct ifz_rng *r, unsigned long addr,
-				   int len)
+				   int len, bool m32)
 {
 	switch (ifz_rn(r, 12)) {
 	case 0:
@@ -984,6 +1200,8 @@ static unsigned long branch_target(struct ifz_rng *r, unsigned long addr,
 	case 1:
 		return IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);	/* not executable */
 	case 2:
+		if (m32)
+			return IFZ_FAR_COMPAT + ifz_rn(r, IFZ_FAR32_BYTES);
 		return IFZ_FAR + ifz_rn(r, IFZ_FAR_BYTES);
 	default:
 		return landing(r, addr, len);
@@ -1014,10 +1232,30 @@ static unsigned long place(struct ifz_rng *r, const struct ifz_env *env,
 			   const struct ifz_insn *in, struct ifz_state *st,
 			   unsigned long t)
 {
-	uint64_t segbase = in->seg == 0x64 ? env->fsbase :
-			   in->seg == 0x65 ? IFZ_GSBASE : 0;
+	uint64_t segbase = seg_base(env, in->seg);
 	uint64_t ea = t - segbase - (int64_t)in->disp, idx = 0;
 	int s = in->scale;
+
+	if (in->a16) {
+		/*
+		 * 16-bit addressing: base + index + disp wraps at 64 KiB,
+		 * the registers' upper halves do not count.  Out of reach
+		 * from the segment base, the operand faults wherever it is.
+		 */
+		uint32_t o = (uint32_t)(t - segbase), v;
+
+		if (!segbase || o >= 0x10000)
+			o = ifz_rn(r, 0x10000);
+		v = o - in->disp;
+		if (in->index < 16) {
+			idx = ifz_rn(r, 0x10000);
+			st->regs[in->index] = idx | (ifz_rnd(r) & 0xffff0000);
+			v -= idx;
+		}
+		if (in->base < 16)
+			st->regs[in->base] = (v & 0xffff) | (ifz_rnd(r) & 0xffff0000);
+		return t;
+	}
 
 	if (in->index < 16 && in->index != in->base) {
 		idx = ifz_rn(r, 3) ? ifz_rn(r, 64) : -(uint64_t)ifz_rn(r, 64);
@@ -1043,6 +1281,28 @@ static unsigned long place(struct ifz_rng *r, const struct ifz_env *env,
 	return t;
 }
 
+/*
+ * 32-bit code: where the operand is, from the registers.  place() aims
+ * them at a target, but an index alone (or with the stack pointer as the
+ * base, or as the base too) cannot carry its low bits: the pointer an
+ * indirect or far branch reads must be planted where the CPU reads it, or
+ * it jumps through whatever the data holds, which in 32 bits may be the
+ * runner's own code.
+ */
+static uint64_t operand_at(const struct ifz_env *env, const struct ifz_insn *in,
+			   const struct ifz_state *st)
+{
+	uint32_t ea = in->disp;
+
+	if (in->base < 16)
+		ea += st->regs[in->base];
+	if (in->index < 16)
+		ea += in->a16 ? st->regs[in->index] : st->regs[in->index] << in->scale;
+	if (in->a16)
+		ea &= 0xffff;
+	return (uint32_t)(ea + seg_base(env, in->seg));
+}
+
 void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
 		   const struct ifz_insn *in, unsigned long addr,
 		   struct ifz_state *st)
@@ -1053,6 +1313,14 @@ void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
 	memset(st, 0, sizeof(*st));
 	for (i = 0; i < 16; i++)
 		st->regs[i] = pool(r);
+	/* 32-bit random code addresses through them: see gen_random32() */
+	for (i = 0; env->mode32 && in->cls == IFZ_RANDOM && i < 8; i++) {
+		uint32_t v = st->regs[i];
+
+		if (v >= 0x10000 && v < 0xffffe000 &&
+		    (v < IFZ_DATA || v >= IFZ_DATA + IFZ_MAP_BYTES))
+			st->regs[i] = IFZ_DATA + v % IFZ_MAP_BYTES;
+	}
 	st->regs[4] = pick_rsp(r);
 	/*
 	 * Random bytes go on running past their first instruction, and may
@@ -1080,12 +1348,16 @@ void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
 	st->x87_full = ifz_rn(r, 4) == 0;
 
 	if (in->mem && !in->rip && in->index != 0xfe) {
-		t = mem_target(r, in->size, in->need, st->regs[4]);
+		t = mem_target(r, in->size, in->need, st->regs[4], env->mode32);
 		if (in->a32)
 			t &= 0xffffffffUL;
 		place(r, env, in, st, t);
 	} else if (in->mem && in->index == 0xfe && in->base < 16 && in->base != 4) {
 		st->regs[in->base] = IFZ_DATA + 0x1000 + ifz_rn(r, 0x1000);
+	} else if (in->rip && env->mode32) {
+		/* an absolute disp32, or disp16: see fix_abs() */
+		t = (in->a16 ? (uint16_t)in->disp : (uint32_t)in->disp) +
+		    seg_base(env, in->seg);
 	} else if (in->rip) {
 		/* fix_rip() took the gs base out of a gs displacement */
 		t = addr + in->len + in->disp + (in->seg == 0x65 ? IFZ_GSBASE : 0);
@@ -1128,18 +1400,23 @@ void ifz_gen_state(struct ifz_rng *r, const struct ifz_env *env,
 	if (in->need & IFZ_NEED_XLAT)
 		st->regs[3] = IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES - 256);
 	if (in->need & IFZ_NEED_RETADDR)
-		plant(st, 0, st->regs[4], branch_target(r, addr, in->len));
+		plant(st, 0, st->regs[4], branch_target(r, addr, in->len, env->mode32));
 	if (in->need & IFZ_NEED_FLAGS_MEM)
 		plant(st, 0, st->regs[4], 0x2 | (ifz_rnd(r) & 0x244fd5));
 	if (in->need & IFZ_NEED_TARGET_REG)
-		st->regs[in->target_reg] = branch_target(r, addr, in->len);
+		st->regs[in->target_reg] = branch_target(r, addr, in->len, env->mode32);
 	if (in->need & IFZ_NEED_BIT_REG)	/* within 128 bytes either way */
 		st->regs[in->bit_reg] = (int64_t)ifz_rn(r, 2048) - 1024;
+	if (env->mode32 && in->mem && in->index != 0xfe)
+		t = operand_at(env, in, st);
 	if ((in->need & IFZ_NEED_TARGET_MEM) && t)
-		plant(st, 1, t, branch_target(r, addr, in->len));
+		plant(st, 1, t, branch_target(r, addr, in->len, env->mode32));
+	if ((in->need & IFZ_NEED_MXCSR) && t)	/* fxrstor's is at 24 */
+		plant(st, 1, t + (in->need & IFZ_NEED_ALIGN64 ? 24 : 0),
+		      0x1f80 ^ (ifz_rnd(r) & 0xe07f & ~0x40));
 	if ((in->need & IFZ_NEED_FARPTR) && t) {
-		static const uint16_t sels[] = { 0x33, 0x2b, 0x0, 0x1234 };
-		uint64_t sel = sels[ifz_rn(r, 4)];
+		uint64_t sel = env->mode32 ? far_sels32[ifz_rn(r, 4)] :
+			       far_sels[ifz_rn(r, 4)];
 
 		/* m16:32 (the rest of the qword is the selector) */
 		plant(st, 1, t, (uint32_t)landing(r, addr, in->len) | sel << 32);
