@@ -13,7 +13,7 @@
 #   make series-check          git am them on the tarball, build after each patch
 #   make lint                  checkpatch, kernel-doc, sparse, W=1 on our files and patches
 #   make check-arch            arm64 cross build of the series (vmlinux)
-#   make fuzz                  differential instruction fuzzing, 25 min (FUZZ_ARGS='--seed S --seconds T')
+#   make fuzz                  differential instruction fuzzing, 25 min (FUZZ_ARGS='[--compat] --seed S --seconds T')
 #   make bench                 hit and attach cost, ours vs stock 6.1 and 6.12
 #   make readme                README.md's "Current results" from the last runs
 #
@@ -59,7 +59,8 @@ clean:
 	rm -rf build
 
 # make fuzz: uprobe_insnfuzz with a fresh seed for 1500 s on our kernel
-# (harness/fuzz; FUZZ_ARGS='--seed S --seconds T', KERNEL=stock).
+# (harness/fuzz; FUZZ_ARGS='--seed S --seconds T', --compat for 32-bit
+# code, KERNEL=stock).
 .PHONY: fuzz
 fuzz:
 	@harness/fuzz $(FUZZ_ARGS) $(KERNEL)
