@@ -24,7 +24,7 @@
  *	linked; an install or remove walk holds it for write, so that every
  *	mm is either seen by the walk or copied from one the walk finished.
  *  mapping->i_mmap_rwsem (read)
- *	Only while collecting the (mm, address) pairs to visit; dropped
+ *	Only while collecting the mms to visit; dropped
  *	before any mmap_lock is taken.
  *  mm->mmap_lock
  *	Held for write to write or restore a breakpoint in the mm and to add
@@ -278,6 +278,75 @@ bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end)
 }
 
 /**
+ * uprobe_collect - fill an array whose size a walk under a lock tells
+ * @fill: takes the lock, stores up to @room elements at @arr, each with a
+ *	reference, and returns how many it found
+ * @drop: drops the reference of the element at @elem
+ * @size: the size of an element
+ * @arg: for @fill
+ * @nr: set to the number of elements returned
+ * @gfp: for the array
+ *
+ * The array cannot be allocated under the lock: when it turns out too
+ * small, it is grown and the walk done again.
+ *
+ * Return: a kvmalloc'ed, zeroed array (NULL, or an array, with *@nr 0
+ * when nothing was found), or ERR_PTR(-ENOMEM).
+ */
+void *uprobe_collect(unsigned int (*fill)(void *arr, unsigned int room,
+					  void *arg),
+		     void (*drop)(void *elem), size_t size, void *arg,
+		     unsigned int *nr, gfp_t gfp)
+{
+	unsigned int want = 0, got, i;
+	void *arr = NULL;
+
+	for (;;) {
+		got = fill(arr, want, arg);
+		if (got <= want)
+			break;
+		for (i = 0; i < want; i++)
+			drop(arr + i * size);
+		kvfree(arr);
+		want = got + 4;
+		arr = kvmalloc_array(want, size, gfp | __GFP_ZERO);
+		if (!arr)
+			return ERR_PTR(-ENOMEM);
+	}
+	*nr = got;
+	return arr;
+}
+
+struct range_key {
+	struct inode	*inode;
+	loff_t		start, end;
+};
+
+static unsigned int fill_range(void *arr, unsigned int room, void *arg)
+{
+	struct uprobe_walk_item *items = arr;
+	struct range_key *k = arg;
+	unsigned int got = 0;
+	struct rb_node *n;
+
+	read_lock(&uprobes_treelock);
+	for (n = uprobe_tree_first(&uprobes_tree, k->inode, k->start);
+	     n && uprobe_in_range(n, k->inode, k->end); n = rb_next(n)) {
+		if (got < room)
+			items[got].uprobe =
+				get_uprobe(rb_entry(n, struct uprobe, rb_node));
+		got++;
+	}
+	read_unlock(&uprobes_treelock);
+	return got;
+}
+
+static void drop_item(void *elem)
+{
+	put_uprobe(((struct uprobe_walk_item *)elem)->uprobe);
+}
+
+/**
  * uprobe_collect_range - the probes of a file range
  * @inode: the file
  * @start: first offset
@@ -285,44 +354,18 @@ bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end)
  * @nr: set to the number of probes returned
  *
  * Context: may sleep.
- * Return: a kmalloc'ed array of probes, each with a reference, or NULL
- * (with *@nr == 0) when there are none or memory ran out.
+ * Return: a kvmalloc'ed array of walk items by offset, each probe with a
+ * reference (NULL, or an array with *@nr 0, when there are none), or
+ * ERR_PTR(-ENOMEM).
  */
-struct uprobe **uprobe_collect_range(struct inode *inode, loff_t start,
-				     loff_t end, unsigned int *nr)
+struct uprobe_walk_item *uprobe_collect_range(struct inode *inode,
+					      loff_t start, loff_t end,
+					      unsigned int *nr)
 {
-	struct uprobe **list = NULL;
-	unsigned int want = 0, got, i;
-	struct rb_node *n;
+	struct range_key k = { inode, start, end };
 
-	*nr = 0;
-	for (;;) {
-		got = 0;
-		read_lock(&uprobes_treelock);
-		for (n = uprobe_tree_first(&uprobes_tree, inode, start);
-		     n && uprobe_in_range(n, inode, end); n = rb_next(n)) {
-			if (got < want)
-				list[got] = get_uprobe(rb_entry(n, struct uprobe, rb_node));
-			got++;
-		}
-		read_unlock(&uprobes_treelock);
-		if (got <= want)
-			break;
-		/* The array is too small (or not there yet): grow and retry. */
-		for (i = 0; i < want; i++)
-			put_uprobe(list[i]);
-		kfree(list);
-		want = got + 4;
-		list = kmalloc_array(want, sizeof(*list), GFP_KERNEL);
-		if (!list)
-			return NULL;
-	}
-	*nr = got;
-	if (!got) {
-		kfree(list);
-		list = NULL;
-	}
-	return list;
+	return uprobe_collect(fill_range, drop_item, sizeof(struct uprobe_walk_item),
+			      &k, nr, GFP_KERNEL);
 }
 
 /**

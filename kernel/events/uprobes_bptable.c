@@ -360,9 +360,10 @@ void bp_table_unlock(struct uprobe_bp_table *t)
  * reference dropped: no probe is freed before an SRCU grace period.  Never
  * grows the array.
  *
- * Return: 0 when the entry was added or replaced, 1 when it pointed at
- * @uprobe already, -ENOSPC when the array has no room for one more entry
- * (bp_table_prepare() it outside the lock, then try again).
+ * Return: 0 when the entry was added, 1 when it pointed at @uprobe
+ * already, 2 when it was another probe's and was replaced, -ENOSPC when
+ * the array has no room for one more entry (bp_table_prepare() it outside
+ * the lock, then try again).
  */
 int bp_table_claim_locked(struct uprobe_bp_table *t, unsigned long vaddr,
 			  struct uprobe *uprobe)
@@ -386,7 +387,7 @@ int bp_table_claim_locked(struct uprobe_bp_table *t, unsigned long vaddr,
 		return 1;
 	put_uprobe(s->uprobe);
 	WRITE_ONCE(s->uprobe, get_uprobe(uprobe));
-	return 0;
+	return 2;
 }
 
 /**

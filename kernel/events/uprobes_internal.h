@@ -21,6 +21,7 @@
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
 #include <linux/hash.h>
+#include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
@@ -206,8 +207,14 @@ struct rb_node *uprobe_tree_first(struct rb_root *root, struct inode *inode,
 bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end);
 struct uprobe *uprobe_find(struct inode *inode, loff_t offset);
 bool uprobe_registry_empty(void);
-struct uprobe **uprobe_collect_range(struct inode *inode, loff_t start,
-				     loff_t end, unsigned int *nr);
+struct uprobe_walk_item;
+void *uprobe_collect(unsigned int (*fill)(void *arr, unsigned int room,
+					  void *arg),
+		     void (*drop)(void *elem), size_t size, void *arg,
+		     unsigned int *nr, gfp_t gfp);
+struct uprobe_walk_item *uprobe_collect_range(struct inode *inode,
+					      loff_t start, loff_t end,
+					      unsigned int *nr);
 bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
 			 struct mm_struct *mm);
 
@@ -343,6 +350,52 @@ int bp_table_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
 		 bool (*keep)(unsigned long vaddr, void *arg), void *arg);
 void bp_table_free(struct uprobe_bp_table *t);
 
+/* Where a file offset is mapped in @vma, and back. */
+static inline unsigned long offset_to_vaddr(struct vm_area_struct *vma,
+					    loff_t offset)
+{
+	return vma->vm_start + offset - ((loff_t)vma->vm_pgoff << PAGE_SHIFT);
+}
+
+static inline loff_t vaddr_to_offset(struct vm_area_struct *vma,
+				     unsigned long vaddr)
+{
+	return ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (vaddr - vma->vm_start);
+}
+
+/*
+ * A dead probe maps nothing: its inode may be gone, and another file's
+ * inode may have its address (uprobe_retire() drops it).  A live one
+ * holds its inode, so the comparison is sound.
+ */
+static inline bool probe_inode_is(struct uprobe *uprobe, struct inode *inode)
+{
+	return !test_bit(UPROBE_F_DEAD, &uprobe->flags) && uprobe->inode == inode;
+}
+
+/*
+ * Breakpoints can be only in private mappings that may execute: a shared
+ * mapping would have us write into the page cache.
+ */
+static inline bool vma_probeable(struct vm_area_struct *vma)
+{
+	vm_flags_t mask = VM_HUGETLB | VM_MAYEXEC | VM_MAYSHARE;
+
+	return vma->vm_file && (vma->vm_flags & mask) == VM_MAYEXEC;
+}
+
+/*
+ * And they are written only where the program cannot store: in a
+ * writable private mapping the byte at the probed offset may be the
+ * program's own data, which the breakpoint would hide and its removal
+ * (putting back the file's byte) destroy.  A mapping made writable after
+ * the breakpoint went in still has it taken out (vma_probeable()).
+ */
+static inline bool vma_installable(struct vm_area_struct *vma)
+{
+	return vma_probeable(vma) && !(vma->vm_flags & VM_WRITE);
+}
+
 /* uprobes_install.c: breakpoints in mms */
 int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc);
 void uprobe_remove_all(struct uprobe *uprobe);
@@ -350,28 +403,95 @@ void uprobe_remove_all(struct uprobe *uprobe);
 /**
  * struct uprobe_walk_item - one probe of a batched walk
  * @uprobe: the probe, referenced by the caller
- * @uc: the consumer to install for, or NULL to remove
+ * @uc: the consumer to install for, or NULL to remove (in a batch) or
+ *	to install for any consumer that wants it (for a new mapping)
  * @err: the first install error for this probe, 0 if none
  * @idx: the caller's index for it
+ * @vaddr: the walk's: where the probe is in the VMA being visited
+ * @orig: the walk's: the probed instruction's bytes, to restore
  * @pick: the walk's: this page's opcode is to be written in this mm
  * @written: the walk's: it was (the byte changed)
  * @foreign: the walk's: the byte is the program's own, left alone
+ * @failed: the walk's: it could not be written
+ * @fresh: the walk's: its table entry is new in this mm
+ * @want: the walk's: it goes into this mm (filters asked once)
  */
 struct uprobe_walk_item {
 	struct uprobe		*uprobe;
 	struct uprobe_consumer	*uc;
 	int			err;
 	unsigned int		idx;
+	unsigned long		vaddr;
+	const void		*orig;
 	bool			pick;
 	bool			written;
 	bool			foreign;
+	bool			failed;
+	bool			fresh;
+	bool			want;
 };
 
 void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 		       unsigned int nr);
+bool uprobe_item_wanted(const struct uprobe_walk_item *it,
+			struct mm_struct *mm);
+struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
+				      pgoff_t last, unsigned int *nr, gfp_t gfp);
+unsigned int uprobe_first_item_from(struct uprobe_walk_item *items,
+				    unsigned int nr, loff_t offset);
+
+/* uprobes_analyze.c: the probed instruction, read and judged */
+int uprobe_analyze(struct uprobe *uprobe, struct vm_area_struct *vma,
+		   unsigned long vaddr);
+unsigned int uprobe_analyze_items(struct vm_area_struct *vma,
+				  struct uprobe_walk_item *items,
+				  unsigned int nr);
+void uprobe_analyze_ahead(struct inode *inode, struct uprobe_walk_item *items,
+			  unsigned int nr);
+
+/* Inline: every install of a batch asks, and only the first analyses. */
+static __always_inline int uprobe_prepare(struct uprobe *uprobe,
+					  struct vm_area_struct *vma,
+					  unsigned long vaddr)
+{
+	if (test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
+		smp_rmb();	/* analyze_err and arch, set before the bit */
+		return uprobe->analyze_err;
+	}
+	return uprobe_analyze(uprobe, vma, vaddr);
+}
+
+/*
+ * Only a probe whose instruction was analysed and accepted writes
+ * breakpoints.  Any other (refused, or never installed: its bytes are not
+ * even known) has none to take back, and the 0xcc a removal would find at
+ * its address is the program's own (a probe on an int3 is refused).
+ */
+static inline bool uprobe_may_have_bps(struct uprobe *uprobe)
+{
+	if (!test_bit(UPROBE_F_ANALYZED, &uprobe->flags))
+		return false;
+	smp_rmb();	/* analyze_err, set before the bit */
+	return !uprobe->analyze_err;
+}
+
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
 void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr);
+
+/* uprobes_refctr.c: SDT semaphores of the breakpoints written */
+void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
+		       struct uprobe_bp_table *t, unsigned long vaddr);
+void refctr_on_refind(struct uprobe *uprobe, struct mm_struct *mm,
+		      struct uprobe_bp_table *t, unsigned long vaddr);
+void refctr_on_remove(struct uprobe *uprobe, struct mm_struct *mm,
+		      struct uprobe_bp_table *t, unsigned long vaddr);
+void refctr_on_mmap(struct vm_area_struct *vma);
+void refctr_on_munmap(struct uprobe_bp_table *t, unsigned long start,
+		      unsigned long end);
+void refctr_on_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
+		   bool (*keep)(unsigned long vaddr, void *arg), void *arg);
+void refctr_free_all(struct uprobe_bp_table *t);
 
 /* uprobes_xol.c: the "[uprobes]" area */
 unsigned int xol_take_slot(struct xol_area *area);
