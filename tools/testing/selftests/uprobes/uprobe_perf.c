@@ -9,6 +9,7 @@
 #include <linux/perf_event.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 
 #include "../kselftest_harness.h"
@@ -596,6 +597,137 @@ TEST_F(perf, open_on_bad_path_fails)
 		if (fd >= 0)
 			close(fd);
 	}
+}
+
+/* Functions of the file that mappings of one process see many probes on. */
+#define ROOM_NFN	2048
+/* Processes that map it. */
+#define ROOM_MAPPERS	64
+
+static long memfree_kb(void)
+{
+	char *s = ut_slurp("/proc/meminfo", NULL), *p;
+	long v = -1;
+
+	p = s ? strstr(s, "MemFree:") : NULL;
+	if (p)
+		sscanf(p, "MemFree: %ld", &v);
+	free(s);
+	return v;
+}
+
+/*
+ * Start ROOM_MAPPERS processes that map @path executable (killed by
+ * kill_all()); the drop of MemFree once they all have, in KiB.
+ */
+static long map_in_children(const char *path, pid_t *kids)
+{
+	size_t len = ut_fn_file_len(ROOM_NFN);
+	long before, after;
+	int p[2], i, fd;
+	char c;
+
+	if (pipe(p))
+		return -1;
+	sync();
+	usleep(200000);
+	before = memfree_kb();
+	for (i = 0; i < ROOM_MAPPERS; i++) {
+		kids[i] = fork();
+		if (!kids[i]) {
+			fd = open(path, O_RDONLY);
+			c = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE,
+				 fd, 0) == MAP_FAILED ? 'F' : 'k';
+			if (write(p[1], &c, 1) != 1)
+				_exit(1);
+			pause();
+			_exit(0);
+		}
+	}
+	for (i = 0; i < ROOM_MAPPERS; i++)
+		if (read(p[0], &c, 1) != 1 || c != 'k')
+			return -1;
+	usleep(200000);
+	after = memfree_kb();
+	close(p[0]);
+	close(p[1]);
+	return before - after;
+}
+
+static void kill_all(pid_t *pids, int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			kill(pids[i], SIGKILL);
+	for (i = 0; i < n; i++)
+		if (pids[i] > 0)
+			waitpid(pids[i], NULL, 0);
+}
+
+/*
+ * A process that maps a file with thousands of probes, of which its
+ * filters want one, gets a breakpoint table for that one: mapping the
+ * file costs it no more than without the others (per-task perf events of
+ * another process).  The table was once sized at mmap() for every probe
+ * of the range, 128 KiB more in each process.
+ */
+TEST_F_TIMEOUT(perf, mapping_gets_table_room_for_the_probes_it_wants_only, 300)
+{
+	const char *path = "/tmp/ust_perf_room";
+	pid_t kids[ROOM_MAPPERS], other[2] = { 0, 0 };
+	long without, with;
+	int hp[2], i, fd, n = 0;
+
+	NEED_PMU();
+	ASSERT_EQ(0, ut_fn_file(path, ROOM_NFN));
+	UT_PROBE(0, 'p', path, 0, NULL, NULL);
+	UT_ENABLE(0, true);
+	/* Once first: the page cache and the slab caches warm. */
+	ASSERT_LE(0, map_in_children(path, kids));
+	kill_all(kids, ROOM_MAPPERS);
+	without = map_in_children(path, kids);
+	kill_all(kids, ROOM_MAPPERS);
+	ASSERT_LE(0, without);
+
+	/* The events' target, and their holder: the mappers must not inherit them. */
+	other[0] = fork();
+	if (!other[0]) {
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(0, pipe(hp));
+	other[1] = fork();
+	if (!other[1]) {
+		struct rlimit rl = { ROOM_NFN + 64, ROOM_NFN + 64 };
+
+		setrlimit(RLIMIT_NOFILE, &rl);
+		for (i = 1; i < ROOM_NFN; i++) {
+			fd = ut_pmu_open(&self->pmu, path, (long)i * UT_FN_STRIDE,
+					 false, 0, false, other[0], -1);
+			if (fd < 0)
+				break;
+			n++;
+		}
+		if (write(hp[1], &n, sizeof(n)) != sizeof(n))
+			_exit(1);
+		pause();
+		_exit(0);
+	}
+	ASSERT_EQ(sizeof(n), read(hp[0], &n, sizeof(n)));
+	close(hp[0]);
+	close(hp[1]);
+	with = map_in_children(path, kids);
+	kill_all(kids, ROOM_MAPPERS);
+	kill_all(other, 2);
+	unlink(path);
+	EXPECT_LT(ROOM_NFN / 2, n) TH_LOG("only %d per-task events opened", n);
+	ASSERT_LE(0, with);
+	/* 16 KiB a process is noise; the bug cost 128 KiB. */
+	EXPECT_GT(16 * ROOM_MAPPERS, with - without)
+		TH_LOG("%d mappers, %d probes of another process: MemFree -%ld KiB, without them -%ld",
+		       ROOM_MAPPERS, n, with, without);
 }
 
 UT_HARNESS_MAIN
