@@ -29,6 +29,24 @@
  * No reference on the probe is held while user space runs the step: the
  * architecture's data is copied into the thread's struct uprobe_task.
  *
+ * The states of a thread (current->utask), and how each is told:
+ *
+ *   state           utask                               entered / left
+ *   --------------  ----------------------------------  -----------------------
+ *   running         state UTASK_RUNNING                 the normal state
+ *   step retry      UTASK_RUNNING, xol_vaddr == vaddr   start_step() found no
+ *                   == the breakpoint, auprobe NULL     slot / its next hit there
+ *                   (a pair no step has: a slot is      (the handlers ran: only
+ *                   never a probed address)             the step is retried)
+ *   in own slot     UTASK_RUNNING, ip in the owned      uprobe_direct_run() /
+ *                   slot (uprobe_direct_in_slot())      its jump back; user
+ *                                                       space leaves it, so ip,
+ *                                                       not a field, says
+ *   stepping        UTASK_SSTEP, auprobe, xol_slot      start_step() / the trap
+ *   step done       UTASK_SSTEP_ACK                     the step's trap / resume
+ *   step aborted    UTASK_SSTEP_TRAPPED                 a fault or fatal signal
+ *                                                       in the step / resume
+ *
  * Memory: a thread that hit a probe has a struct uprobe_task, about 110
  * bytes on x86_64 (kmalloc-128), freed at exit or exec, plus an XOL slot
  * during a step (uprobes_xol.c) and its pending returns (uprobes_ret.c).
@@ -306,20 +324,21 @@ static __always_inline bool run_handlers(struct uprobe *uprobe,
 }
 
 /*
- * The handlers of the hit at @bp_vaddr ran but its step could not start
- * (no memory for the XOL area or a slot's page): the thread goes back to
- * the breakpoint, and its next hit there only retries the step, so that
- * the hit is handled once.  Marked by xol_vaddr equal to vaddr, a pair no
- * step has (a slot is never a probed address); auprobe stays NULL, since
- * perf reads it from samples taken while the thread is in user space.
+ * Enter "step retry" (see the top of this file): the handlers of the hit
+ * at @bp_vaddr ran but its step could not start (no memory for the XOL
+ * area or a slot's page); the thread goes back to the breakpoint, and its
+ * next hit there only retries the step, so that the hit is handled once.
+ * auprobe stays NULL, since perf reads it from samples taken while the
+ * thread is in user space.
  */
-static void mark_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
+static void enter_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
 {
 	utask->vaddr = bp_vaddr;
 	utask->xol_vaddr = bp_vaddr;
 }
 
-static bool take_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
+/* Leave "step retry": was the thread in it, for this breakpoint? */
+static bool leave_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
 {
 	bool retry = utask->xol_vaddr == bp_vaddr && utask->vaddr == bp_vaddr;
 
@@ -338,7 +357,7 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	struct xol_area *area = xol_get_area();
 
 	if (!area)
-		goto retry;
+		goto no_slot;
 	/*
 	 * The slot is held for this step only.  A thread that kept its slot
 	 * from one hit to the next could sit in user space holding it (at a
@@ -348,7 +367,7 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	 */
 	utask->xol_slot = xol_take_slot(area);
 	if (!utask->xol_slot)
-		goto retry;
+		goto no_slot;
 	utask->step_copy = uprobe->arch;
 
 	utask->auprobe = &utask->step_copy;
@@ -365,9 +384,10 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	xol_fill_slot(area, utask->xol_slot, &utask->step_copy);
 	utask->state = UTASK_SSTEP;
 	return;
-retry:
+no_slot:
+	/* For now: the next hit at the breakpoint tries again. */
 	utask->auprobe = NULL;
-	mark_step_retry(utask, bp_vaddr);
+	enter_step_retry(utask, bp_vaddr);
 	return;
 cannot_run:
 	/*
@@ -412,7 +432,7 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 		goto out;
 	if (arch_uprobe_ignore(&uprobe->arch, regs))
 		goto out;
-	if (!take_step_retry(utask, bp_vaddr) &&
+	if (!leave_step_retry(utask, bp_vaddr) &&
 	    run_handlers(uprobe, regs, utask, bp_vaddr))
 		goto out;
 	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
