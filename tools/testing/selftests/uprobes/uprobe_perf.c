@@ -726,7 +726,7 @@ TEST_F_TIMEOUT(perf, mapping_gets_table_room_for_the_probes_it_wants_only, 300)
 	ASSERT_LE(0, with);
 	/* 16 KiB a process is noise; the bug cost 128 KiB. */
 	EXPECT_GT(16 * ROOM_MAPPERS, with - without)
-		TH_LOG("%d mappers, %d probes of another process: MemFree -%ld KiB, without them -%ld",
+		TH_LOG("%d mappers, %d probes of another: MemFree -%ld KiB, without them -%ld",
 		       ROOM_MAPPERS, n, with, without);
 }
 
