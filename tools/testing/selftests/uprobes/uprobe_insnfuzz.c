@@ -549,12 +549,11 @@ static int setup_machine(int cpu)
 		return -ENOMEM;
 	/*
 	 * Canonical, unmapped: a return through it faults at the target.  In
-	 * 32-bit code, words under 64 KiB, which are valid MXCSRs too (see
-	 * IFZ_NEED_MXCSR): an fxrstor may read them.
+	 * 32-bit code zeros, which an ldmxcsr or fxrstor may load at any
+	 * offset (see IFZ_NEED_MXCSR), and which are unmapped too.
 	 */
 	for (a = 0; a < 0x1000 / 8; a++)
-		((uint64_t *)p)[a] = IFZ_COMPAT ? 0x00001f8000001f80ULL + (a & 0x3f) :
-				     0x00005a5a5a5a5a00ULL + 8 * a;
+		((uint64_t *)p)[a] = IFZ_COMPAT ? 0 : 0x00005a5a5a5a5a00ULL + 8 * a;
 	mprotect(p, 0x1000, PROT_READ);
 	a = setup_segments();
 	if (a)
@@ -976,6 +975,9 @@ static bool locked_rmw(const struct ifz_insn *in)
 		if (!strchr("\x26\x2e\x36\x3e\x64\x65\x66\x67\xf2\xf3",
 			    in->bytes[i]) && (in->bytes[i] & 0xf0) != 0x40)
 			break;
+	/* the random class: a ModRM right after the opcode, mod 3 or not */
+	if (in->cls == IFZ_RANDOM && i + 1 < in->len && in->bytes[i + 1] < 0xc0)
+		return in->bytes[i] == 0x86 || in->bytes[i] == 0x87;
 	return in->mem && (in->bytes[i] == 0x86 || in->bytes[i] == 0x87);
 }
 
