@@ -565,3 +565,30 @@ bool uprobe_deny_signal(void)
 	}
 	return true;
 }
+
+#ifdef uprobe_get_swbp_addr
+/*
+ * The architecture's inline version is what the hit path uses; a real
+ * function of the name is still there, as in 6.1, because out-of-tree
+ * runtimes look it up by name when they load (SystemTap 4.8's refuses
+ * to start without it).
+ */
+static __always_inline unsigned long arch_swbp_addr(struct pt_regs *regs)
+{
+	return uprobe_get_swbp_addr(regs);
+}
+
+#undef uprobe_get_swbp_addr
+unsigned long uprobe_get_swbp_addr(struct pt_regs *regs);
+
+/**
+ * uprobe_get_swbp_addr - the address of the breakpoint that just trapped
+ * @regs: the registers at the trap
+ *
+ * Return: the breakpoint's address, as the architecture computes it.
+ */
+noinline unsigned long uprobe_get_swbp_addr(struct pt_regs *regs)
+{
+	return arch_swbp_addr(regs);
+}
+#endif
