@@ -10,7 +10,8 @@
 #   step TAG TEXT                  one progress line, "  TAG     TEXT"
 #   kernel_image KERNEL            the image of ours|stock|stock-6.12
 #   kernel_tree KERNEL             the source tree that image is built from
-#   need_packages WHO LOG PKG...   install the Debian packages missing
+#   need_packages [--no-recommends] WHO LOG PKG...
+#                                  install the Debian packages missing
 #   configure_kernel SRC OBJ LOG FRAG...
 #                                  tinyconfig + the fragments + olddefconfig
 #
@@ -46,11 +47,14 @@ kernel_tree() {
 	esac
 }
 
-# need_packages WHO LOG PKG...: install with apt-get the Debian packages
-# of the list that are missing.  Quiet when none is.  Status 0 when they
-# are all there afterwards; 1 when some are missing and we are not root
-# (said on stderr, as WHO); 2 when apt-get failed (its log is LOG).
+# need_packages [--no-recommends] WHO LOG PKG...: install with apt-get the
+# Debian packages of the list that are missing.  Quiet when none is.
+# Status 0 when they are all there afterwards; 1 when some are missing and
+# we are not root (said on stderr, as WHO); 2 when apt-get failed (its log
+# is LOG).  --no-recommends: without the packages they recommend.
 need_packages() {
+	local opt=
+	[ "$1" = --no-recommends ] && { opt=--no-install-recommends; shift; }
 	local who=$1 log=$2 p missing=
 	shift 2
 	for p in "$@"; do
@@ -65,7 +69,7 @@ need_packages() {
 	step DEPS "installing:$missing"
 	mkdir -p "$(dirname "$log")"
 	# shellcheck disable=SC2086
-	if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $missing; } >"$log" 2>&1; then
+	if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q $opt $missing; } >"$log" 2>&1; then
 		echo "$who: apt-get failed; see $log" >&2
 		tail -n 20 "$log" >&2
 		return 2

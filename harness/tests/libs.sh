@@ -48,6 +48,8 @@ check "step" "$(sh_lib 'step MAKE "a kernel"')" "  MAKE    a kernel
 status 0"
 # An installed package needs nothing: no output, no apt-get.
 check "need_packages, all installed" "$(sh_lib 'need_packages test /dev/null bash coreutils')" "status 0"
+check "need_packages --no-recommends, all installed" \
+	"$(sh_lib 'need_packages --no-recommends test /dev/null bash coreutils')" "status 0"
 
 # lib.py: importable from harness/, and its series model is the one
 # harness/series --list prints (the parts of `series`, in order).
