@@ -744,7 +744,8 @@ int arch_uprobe_analyze_insn(struct arch_uprobe *aup, struct mm_struct *mm,
  *
  * Context: task context of the probed task.
  * Return: 0; -EINVAL for a plan that has no out-of-line form, -ENOEXEC
- * for an instruction refused in the thread's mode.
+ * for an instruction refused in the thread's mode, -ERANGE for 32-bit
+ * code whose slot is above 4 GiB.
  */
 int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 {
@@ -758,6 +759,18 @@ int arch_uprobe_pre_xol(struct arch_uprobe *aup, struct pt_regs *regs)
 		return -ENOEXEC;
 	if (!uprobe_x86_has_xol_form(op))
 		return -EINVAL;
+	/*
+	 * 32-bit code keeps only eip.  A 64-bit process that far-jumps to
+	 * the compat code segment has its "[uprobes]" area as high as a
+	 * 64-bit mm can address: IRET to such a slot in 32-bit mode faults
+	 * (#GP beyond the segment limit; QEMU's TCG runs the truncated eip
+	 * instead), and the program would die of a SIGSEGV of ours.  The
+	 * core takes the breakpoint out of this mm instead, and the thread
+	 * runs its own instruction.
+	 */
+	if (!op->is64 &&
+	    utask->xol_vaddr + UPROBE_XOL_SLOT_BYTES - 1 > U32_MAX)
+		return -ERANGE;
 
 	regs->ip = utask->xol_vaddr;
 	uprobe_x86_mark_traps(at);
@@ -990,7 +1003,8 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
  *
  * Context: task context of the probed task.
  * Return: the original return address, or -1 if the stack could not be
- * read or written (then it is unchanged).
+ * read or written (then it is unchanged), or if the trampoline is out of
+ * the code's reach.
  */
 unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
 						struct pt_regs *regs)
@@ -998,6 +1012,17 @@ unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
 	bool is64 = user_64bit_mode(regs);
 	void __user *slot = (void __user *)regs->sp;
 	unsigned long orig;
+
+	/*
+	 * 32-bit code in a 64-bit process (see arch_uprobe_pre_xol()): its
+	 * ret would keep the low half of a trampoline above 4 GiB and jump
+	 * there.  The return is left alone and not probed.
+	 */
+	if (!is64 && trampoline_vaddr > U32_MAX) {
+		pr_warn_ratelimited("pid %d: 32-bit code cannot return through the trampoline at %#lx, return not probed\n",
+				    current->pid, trampoline_vaddr);
+		return -1;
+	}
 
 	/* One user access window of the word's size, not two copies. */
 	if (!user_access_begin(slot, is64 ? 8 : 4))
