@@ -12,10 +12,7 @@ need() {
 
 # expect WHAT EXPECTED SEEN
 expect() {
-	if [ "$2" != "$3" ]; then
-		echo "FAIL: $1: expected '$2', saw '$3'"
-		exit 1
-	fi
+	[ "$2" = "$3" ] || fail "$1: expected '$2', saw '$3'"
 	echo "ok: $1 = $3"
 }
 
@@ -23,4 +20,54 @@ cleanup_perf_probes() {
 	perf probe -q -d 'probe_target:*' >/dev/null 2>&1
 	perf probe -q -d 'probe_libc:*' >/dev/null 2>&1
 	true
+}
+
+# The programs the newer tests run (prepare builds them).
+W=$CLIENT_BIN/workload
+CLIB=$CLIENT_BIN/libclientlib.so
+
+# The running kernel's GNU build id, from /sys/kernel/notes.
+kernel_build_id() {
+	python3 -c '
+import struct
+d = open("/sys/kernel/notes", "rb").read()
+i = 0
+while i + 12 <= len(d):
+    nsz, dsz, typ = struct.unpack_from("<III", d, i)
+    name = d[i + 12:i + 12 + nsz]
+    i += 12 + ((nsz + 3) & ~3)
+    if typ == 3 and name.rstrip(b"\0") == b"GNU":
+        print(d[i:i + dsz].hex())
+        break
+    i += (dsz + 3) & ~3' 2>/dev/null
+}
+
+# need_kmod SET: sets KSET to the running kernel's module sets
+# ($CLIENT_BIN/kmod/BUILD-ID, prepare); SET (lttng, stap) must have built.
+# When it did not, the test fails on a 6.1 kernel, where every client must
+# work, and is skipped on others (6.12: Debian's clients predate it).
+need_kmod() {
+	local id why
+	id=$(kernel_build_id)
+	KSET=$CLIENT_BIN/kmod/$id
+	[ -n "$id" ] && [ -f "$KSET/$1.ok" ] && return 0
+	if [ -n "$id" ] && [ -f "$KSET/$1.err" ]; then
+		why=$(cat "$KSET/$1.err")
+	else
+		why="no $1 modules built for this kernel (build id ${id:-unknown})"
+	fi
+	case $(uname -r) in
+	6.1.*) echo "FAIL: $why"; exit 1 ;;
+	*) echo "SKIP: $why"; exit 4 ;;
+	esac
+}
+
+# fail WHY: the test fails; the last lines of the tool's output first.
+fail() {
+	if [ -n "${TOOL_OUT:-}" ] && [ -s "$TOOL_OUT" ]; then
+		echo "--- the last lines of $(basename "$TOOL_OUT"):"
+		tail -n 25 "$TOOL_OUT"
+	fi
+	echo "FAIL: $*"
+	exit 1
 }
