@@ -187,9 +187,7 @@ int set_swbp(struct arch_uprobe *aup, struct mm_struct *mm, unsigned long vaddr)
 int set_orig_insn(struct arch_uprobe *aup, struct mm_struct *mm, unsigned long vaddr);
 bool is_swbp_insn(uprobe_opcode_t *insn);
 bool is_trap_insn(uprobe_opcode_t *insn);
-#ifndef uprobe_get_swbp_addr	/* or the architecture's inline one */
 unsigned long uprobe_get_swbp_addr(struct pt_regs *regs);
-#endif
 unsigned long uprobe_get_trap_addr(struct pt_regs *regs);
 int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 			unsigned long vaddr, uprobe_opcode_t opcode);

@@ -65,18 +65,28 @@
 
 #include "uprobes_internal.h"
 
-#ifndef uprobe_get_swbp_addr
 /**
  * uprobe_get_swbp_addr - the address of the breakpoint that just trapped
  * @regs: the registers at the trap
+ *
+ * Out-of-tree runtimes look this up by name (SystemTap 4.8's refuses to
+ * load without it), so it stays a real function even where the hit path
+ * uses the architecture's inline arch_uprobe_swbp_addr() instead.
  *
  * Return: the breakpoint's address; architectures whose trap leaves the
  * instruction pointer elsewhere override this.
  */
 unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
 {
+#ifdef arch_uprobe_swbp_addr
+	return arch_uprobe_swbp_addr(regs);
+#else
 	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
+#endif
 }
+
+#ifndef arch_uprobe_swbp_addr
+#define arch_uprobe_swbp_addr uprobe_get_swbp_addr
 #endif
 
 #ifndef arch_uprobe_ignore
@@ -406,7 +416,7 @@ cannot_run:
 /* Inline in both callers: the trap handler's hit is the hot one. */
 static __always_inline void handle_swbp(struct pt_regs *regs)
 {
-	unsigned long bp_vaddr = uprobe_get_swbp_addr(regs);
+	unsigned long bp_vaddr = arch_uprobe_swbp_addr(regs);
 	struct mm_struct *mm = current->mm;
 	struct uprobe_task *utask;
 	struct uprobe *uprobe;
@@ -565,30 +575,3 @@ bool uprobe_deny_signal(void)
 	}
 	return true;
 }
-
-#ifdef uprobe_get_swbp_addr
-/*
- * The architecture's inline version is what the hit path uses; a real
- * function of the name is still there, as in 6.1, because out-of-tree
- * runtimes look it up by name when they load (SystemTap 4.8's refuses
- * to start without it).
- */
-static __always_inline unsigned long arch_swbp_addr(struct pt_regs *regs)
-{
-	return uprobe_get_swbp_addr(regs);
-}
-
-#undef uprobe_get_swbp_addr
-unsigned long uprobe_get_swbp_addr(struct pt_regs *regs);
-
-/**
- * uprobe_get_swbp_addr - the address of the breakpoint that just trapped
- * @regs: the registers at the trap
- *
- * Return: the breakpoint's address, as the architecture computes it.
- */
-noinline unsigned long uprobe_get_swbp_addr(struct pt_regs *regs)
-{
-	return arch_swbp_addr(regs);
-}
-#endif

@@ -17,6 +17,7 @@
 
 #include <linux/notifier.h>
 #include <linux/types.h>
+#include <asm/ptrace.h>
 
 typedef u8 uprobe_opcode_t;
 
@@ -193,15 +194,17 @@ struct arch_uprobe_task {
 	bool		saved_blockstep;
 };
 
-struct pt_regs;
-
 /*
  * Two questions every hit asks, answered here so that they cost no call
  * (the core's __weak defaults are out of line): the int3 trap leaves ip
  * just past the breakpoint, and x86 ignores no hit.
  */
-#define uprobe_get_swbp_addr(regs) \
-	(instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE)
+static inline unsigned long arch_uprobe_swbp_addr(struct pt_regs *regs)
+{
+	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
+}
+
+#define arch_uprobe_swbp_addr arch_uprobe_swbp_addr
 
 static inline bool arch_uprobe_ignore(struct arch_uprobe *aup,
 				      struct pt_regs *regs)
