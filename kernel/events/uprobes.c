@@ -63,7 +63,9 @@
 #define pr_fmt(fmt) "uprobes: " fmt
 
 #include <linux/fs.h>
+#include <linux/mm.h>
 #include <linux/pagemap.h>
+#include <linux/sched/mm.h>
 #include <linux/shmem_fs.h>
 #include <linux/slab.h>
 #include <linux/sort.h>
@@ -278,94 +280,109 @@ bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end)
 }
 
 /**
- * uprobe_collect - fill an array whose size a walk under a lock tells
- * @fill: takes the lock, stores up to @room elements at @arr, each with a
- *	reference, and returns how many it found
- * @drop: drops the reference of the element at @elem
- * @size: the size of an element
- * @arg: for @fill
- * @nr: set to the number of elements returned
- * @gfp: for the array
+ * uprobe_collect_range - the next probes of a file range
+ * @inode: the file
+ * @start: first offset
+ * @end: offset past the range
+ * @items: where to put them
+ * @room: how many @items can take
  *
- * The array cannot be allocated under the lock: when it turns out too
- * small, it is grown and the walk done again.
- *
- * Return: a kvmalloc'ed, zeroed array (NULL, or an array, with *@nr 0
- * when nothing was found), or ERR_PTR(-ENOMEM).
+ * Context: may sleep.
+ * Return: the number put in @items, by offset, each item zeroed but for
+ * its probe, which has a reference; fewer than @room only when the range
+ * holds no more.
  */
-void *uprobe_collect(unsigned int (*fill)(void *arr, unsigned int room,
-					  void *arg),
-		     void (*drop)(void *elem), size_t size, void *arg,
-		     unsigned int *nr, gfp_t gfp)
+unsigned int uprobe_collect_range(struct inode *inode, loff_t start,
+				  loff_t end, struct uprobe_walk_item *items,
+				  unsigned int room)
 {
-	unsigned int want = 0, got, i;
-	void *arr = NULL;
-
-	for (;;) {
-		got = fill(arr, want, arg);
-		if (got <= want)
-			break;
-		for (i = 0; i < want; i++)
-			drop(arr + i * size);
-		kvfree(arr);
-		want = got + 4;
-		arr = kvmalloc_array(want, size, gfp | __GFP_ZERO);
-		if (!arr)
-			return ERR_PTR(-ENOMEM);
-	}
-	*nr = got;
-	return arr;
-}
-
-struct range_key {
-	struct inode	*inode;
-	loff_t		start, end;
-};
-
-static unsigned int fill_range(void *arr, unsigned int room, void *arg)
-{
-	struct uprobe_walk_item *items = arr;
-	struct range_key *k = arg;
 	unsigned int got = 0;
 	struct rb_node *n;
 
+	if (!room)
+		return 0;
 	read_lock(&uprobes_treelock);
-	for (n = uprobe_tree_first(&uprobes_tree, k->inode, k->start);
-	     n && uprobe_in_range(n, k->inode, k->end); n = rb_next(n)) {
-		if (got < room)
-			items[got].uprobe =
-				get_uprobe(rb_entry(n, struct uprobe, rb_node));
-		got++;
+	for (n = uprobe_tree_first(&uprobes_tree, inode, start);
+	     n && uprobe_in_range(n, inode, end); n = rb_next(n)) {
+		items[got] = (struct uprobe_walk_item) {
+			.uprobe = get_uprobe(rb_entry(n, struct uprobe, rb_node)),
+		};
+		if (++got == room)
+			break;
 	}
 	read_unlock(&uprobes_treelock);
 	return got;
 }
 
-static void drop_item(void *elem)
+static int cmp_mm(const void *a, const void *b)
 {
-	put_uprobe(((struct uprobe_walk_item *)elem)->uprobe);
+	const struct mm_struct *ma = *(struct mm_struct * const *)a;
+	const struct mm_struct *mb = *(struct mm_struct * const *)b;
+
+	return ma < mb ? -1 : ma > mb;
 }
 
-/**
- * uprobe_collect_range - the probes of a file range
- * @inode: the file
- * @start: first offset
- * @end: offset past the range
- * @nr: set to the number of probes returned
- *
- * Context: may sleep.
- * Return: a kvmalloc'ed array of walk items by offset, each probe with a
- * reference (NULL, or an array with *@nr 0, when there are none), or
- * ERR_PTR(-ENOMEM).
- */
-struct uprobe_walk_item *uprobe_collect_range(struct inode *inode,
-					      loff_t start, loff_t end,
-					      unsigned int *nr)
+/* Up to @room of the mms that map the range, with references; how many. */
+static unsigned int fill_mms(struct address_space *mapping, pgoff_t first,
+			     pgoff_t last, struct mm_struct **mms,
+			     unsigned int room)
 {
-	struct range_key k = { inode, start, end };
+	struct vm_area_struct *vma;
+	unsigned int got = 0;
 
-	return uprobe_collect(fill_range, drop_item, sizeof(struct uprobe_walk_item),
-			      &k, nr, GFP_KERNEL);
+	i_mmap_lock_read(mapping);
+	vma_interval_tree_foreach(vma, &mapping->i_mmap, first, last) {
+		if (!vma_probeable(vma))
+			continue;
+		if (got < room) {
+			if (!mmget_not_zero(vma->vm_mm))
+				continue;
+			mms[got] = vma->vm_mm;
+		}
+		got++;
+	}
+	i_mmap_unlock_read(mapping);
+	return got;
+}
+
+/*
+ * The mms that map any page of @inode in [@first, @last] executable, each
+ * once, with a reference.  Collected under i_mmap_rwsem, which is dropped
+ * before the mms are locked.  Return: a kvmalloc'ed array (NULL when
+ * there are none) or ERR_PTR(-ENOMEM).
+ */
+struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
+				      pgoff_t last, unsigned int *nr, gfp_t gfp)
+{
+	struct mm_struct **mms = NULL;
+	unsigned int room = 0, got, i, j;
+
+	/*
+	 * The array cannot be allocated under i_mmap_rwsem: when it turns
+	 * out too small, it is grown and the walk done again.
+	 */
+	for (;;) {
+		got = fill_mms(inode->i_mapping, first, last, mms, room);
+		if (got <= room)
+			break;
+		for (i = 0; i < room; i++)
+			mmput(mms[i]);
+		kvfree(mms);
+		room = got + 4;
+		mms = kvmalloc_array(room, sizeof(*mms), gfp);
+		if (!mms)
+			return ERR_PTR(-ENOMEM);
+	}
+	/* An mm maps a file in several VMAs: visit it once. */
+	sort(mms, got, sizeof(*mms), cmp_mm, NULL);
+	for (i = 0, j = 0; i < got; i++) {
+		if (j && mms[j - 1] == mms[i])
+			mmput(mms[i]);
+		else
+			mms[j++] = mms[i];
+	}
+	*nr = j;
+	return mms;
 }
 
 /**

@@ -43,7 +43,6 @@
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
-#include <linux/sort.h>
 #include <linux/uprobes.h>
 
 #include "uprobes_internal.h"
@@ -599,74 +598,7 @@ static void remove_page(struct vm_area_struct *vma,
 	}
 }
 
-/* ---- all the mms that map a file ---- */
-
-static int cmp_mm(const void *a, const void *b)
-{
-	const struct mm_struct *ma = *(struct mm_struct * const *)a;
-	const struct mm_struct *mb = *(struct mm_struct * const *)b;
-
-	return ma < mb ? -1 : ma > mb;
-}
-
-struct mms_key {
-	struct address_space	*mapping;
-	pgoff_t			first, last;
-};
-
-static unsigned int fill_mms(void *arr, unsigned int room, void *arg)
-{
-	struct mm_struct **mms = arr;
-	struct mms_key *k = arg;
-	struct vm_area_struct *vma;
-	unsigned int got = 0;
-
-	i_mmap_lock_read(k->mapping);
-	vma_interval_tree_foreach(vma, &k->mapping->i_mmap, k->first, k->last) {
-		if (!vma_probeable(vma))
-			continue;
-		if (got < room) {
-			if (!mmget_not_zero(vma->vm_mm))
-				continue;
-			mms[got] = vma->vm_mm;
-		}
-		got++;
-	}
-	i_mmap_unlock_read(k->mapping);
-	return got;
-}
-
-static void drop_mm(void *elem)
-{
-	mmput(*(struct mm_struct **)elem);
-}
-
-/*
- * The mms that map any page of @inode in [@first, @last] executable, each
- * once, with a reference.  Collected under i_mmap_rwsem, which is dropped
- * before the mms are locked.
- */
-struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
-				      pgoff_t last, unsigned int *nr, gfp_t gfp)
-{
-	struct mms_key k = { inode->i_mapping, first, last };
-	struct mm_struct **mms;
-	unsigned int got = 0, i, j;
-
-	mms = uprobe_collect(fill_mms, drop_mm, sizeof(*mms), &k, &got, gfp);
-	if (IS_ERR(mms))
-		return mms;
-	/* An mm maps a file in several VMAs: visit it once. */
-	sort(mms, got, sizeof(*mms), cmp_mm, NULL);
-	for (i = 0, j = 0; i < got; i++) {
-		if (j && mms[j - 1] == mms[i])
-			mmput(mms[i]);
-		else
-			mms[j++] = mms[i];
-	}
-	*nr = j;
-	return mms;
-}
+/* ---- a batch of probes over every mm that maps them ---- */
 
 /* The first of @items (sorted by offset) at or after @offset. */
 unsigned int uprobe_first_item_from(struct uprobe_walk_item *items,
@@ -918,33 +850,13 @@ void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr)
 
 /* ---- mmap, munmap, fork, exit ---- */
 
-/**
- * uprobe_mmap - write the breakpoints a new mapping needs
- * @vma: a VMA just mapped (or re-made by a merge or split)
- *
- * Context: mmap_lock held for write.
- * Return: 0 (failures leave the mapping without the breakpoint).
- */
-int uprobe_mmap(struct vm_area_struct *vma)
+/* Install @nr probes of @vma, by offset, and drop their references. */
+static void mmap_install(struct vm_area_struct *vma,
+			 struct uprobe_walk_item *items, unsigned int nr)
 {
-	struct uprobe_walk_item *items;
-	unsigned int nr, i, j, room;
+	unsigned int i, j, room;
 	pgoff_t page;
 
-	if (!vma->vm_file)
-		return 0;
-	refctr_on_mmap(vma);
-	if (!vma_installable(vma) || uprobe_registry_empty())
-		return 0;
-
-	items = uprobe_collect_range(file_inode(vma->vm_file),
-				     vaddr_to_offset(vma, vma->vm_start),
-				     vaddr_to_offset(vma, vma->vm_end), &nr);
-	if (IS_ERR(items))
-		pr_warn_ratelimited("pid %d: no memory to install the probes of %pD\n",
-				    current->pid, vma->vm_file);
-	if (IS_ERR_OR_NULL(items))
-		return 0;
 	items_in_vma(vma->vm_mm, items, 0, nr, LLONG_MAX, &room);
 	/* The probes of one page together, as uprobe_walk_batch() does. */
 	for (i = 0; room && i < nr; i = j) {
@@ -963,7 +875,85 @@ int uprobe_mmap(struct vm_area_struct *vma)
 					    items[i].err);
 		put_uprobe(items[i].uprobe);
 	}
-	kvfree(items);
+}
+
+/*
+ * Probes a mapping installs at a time: a bounded, small array however many
+ * the file has (a whole table of them would be allocated and freed at every
+ * mmap of the file).
+ */
+#define MMAP_CHUNK	64
+
+/**
+ * uprobe_mmap - write the breakpoints a new mapping needs
+ * @vma: a VMA just mapped (or re-made by a merge or split)
+ *
+ * Context: mmap_lock held for write.
+ * Return: 0 (failures leave the mapping without the breakpoint).
+ */
+int uprobe_mmap(struct vm_area_struct *vma)
+{
+	struct uprobe_walk_item one, *items;
+	unsigned int nr, keep, cap;
+	struct inode *inode;
+	loff_t next, end;
+	pgoff_t last;
+	bool done;
+
+	if (!vma->vm_file)
+		return 0;
+	refctr_on_mmap(vma);
+	if (!vma_installable(vma) || uprobe_registry_empty())
+		return 0;
+
+	inode = file_inode(vma->vm_file);
+	end = vaddr_to_offset(vma, vma->vm_end);
+	/* Most mappings hold no probe: no allocation for them. */
+	nr = uprobe_collect_range(inode, vaddr_to_offset(vma, vma->vm_start),
+				  end, &one, 1);
+	if (!nr)
+		return 0;
+	/* Without memory for more, one probe at a time does the same. */
+	cap = MMAP_CHUNK;
+	items = kmalloc_array(cap, sizeof(*items), GFP_KERNEL);
+	if (items) {
+		items[0] = one;
+	} else {
+		items = &one;
+		cap = 1;
+	}
+
+	next = one.uprobe->offset + 1;
+	for (;;) {
+		nr += uprobe_collect_range(inode, next, end, items + nr, cap - nr);
+		if (!nr)
+			break;
+		next = items[nr - 1].uprobe->offset + 1;
+		done = nr < cap;
+		/*
+		 * A page's probes are written in one go when they fit: those
+		 * of the last page wait for the next round, unless they are
+		 * all there is (a page with more probes than fit is written
+		 * in parts, as registrations at different times would be).
+		 */
+		keep = 0;
+		if (!done) {
+			last = items[nr - 1].uprobe->offset >> PAGE_SHIFT;
+			while (keep < nr &&
+			       items[nr - 1 - keep].uprobe->offset >> PAGE_SHIFT == last)
+				keep++;
+			if (keep == nr)
+				keep = 0;
+		}
+		mmap_install(vma, items, nr - keep);
+		if (done)
+			break;
+		memmove(items, items + nr - keep, keep * sizeof(*items));
+		nr = keep;
+	}
+
+	if (items != &one)
+		kfree(items);
 	return 0;
 }
 

@@ -208,13 +208,11 @@ bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end);
 struct uprobe *uprobe_find(struct inode *inode, loff_t offset);
 bool uprobe_registry_empty(void);
 struct uprobe_walk_item;
-void *uprobe_collect(unsigned int (*fill)(void *arr, unsigned int room,
-					  void *arg),
-		     void (*drop)(void *elem), size_t size, void *arg,
-		     unsigned int *nr, gfp_t gfp);
-struct uprobe_walk_item *uprobe_collect_range(struct inode *inode,
-					      loff_t start, loff_t end,
-					      unsigned int *nr);
+unsigned int uprobe_collect_range(struct inode *inode, loff_t start,
+				  loff_t end, struct uprobe_walk_item *items,
+				  unsigned int room);
+struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
+				      pgoff_t last, unsigned int *nr, gfp_t gfp);
 bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
 			 struct mm_struct *mm);
 
@@ -435,8 +433,6 @@ void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 		       unsigned int nr);
 bool uprobe_item_wanted(const struct uprobe_walk_item *it,
 			struct mm_struct *mm);
-struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
-				      pgoff_t last, unsigned int *nr, gfp_t gfp);
 unsigned int uprobe_first_item_from(struct uprobe_walk_item *items,
 				    unsigned int nr, loff_t offset);
 

@@ -667,6 +667,42 @@ TEST_F_TIMEOUT(batch, group_enable_reaches_every_event_in_every_process, 300)
 }
 
 /*
+ * The same 600 events enabled before any process maps the file: each
+ * process's mapping installs them all itself (ours: in bounded rounds, a
+ * page of ~300 probes written in parts), and they stay exact.
+ */
+TEST_F_TIMEOUT(batch, mapping_made_after_group_enable_gets_every_probe, 300)
+{
+	char r[256], orig[64], bps[64];
+	struct ut_target *t[2];
+	int i;
+
+	ASSERT_EQ(0, sled_events(self->target, self->off, SLED_LEN, false));
+	self->nev = SLED_LEN;
+	sum_str(orig, sizeof(orig), self->target, self->off, SLED_LEN);
+	snprintf(bps, sizeof(bps), "ok %d", 0xcc * SLED_LEN);
+
+	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "1"));
+	for (i = 0; i < 2; i++) {
+		UT_START(t[i], "uprobe_target", NULL);
+		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
+		EXPECT_STREQ(bps, r) TH_LOG("process %d: not every breakpoint is in", i);
+		UT_CMD(t[i], r, "call ut_sled 1 7");
+		EXPECT_STREQ("ok 7", r);
+	}
+	EXPECT_EQ(SLED_LEN, sled_events_with_hits(SLED_LEN, 2))
+		TH_LOG("events hit once in each of the 2 processes");
+
+	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "0"));
+	for (i = 0; i < 2; i++) {
+		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
+		EXPECT_STREQ(orig, r) TH_LOG("process %d: breakpoints left", i);
+	}
+	sum_str(r, sizeof(r), self->target, self->off, SLED_LEN);
+	EXPECT_STREQ(orig, r) TH_LOG("the file changed");
+}
+
+/*
  * A group enabled on pages that are not in the page cache: the file is
  * mapped executable here but never touched, so that dropping the cache
  * drops the sled's pages.  Enabling reads them back to analyse the probes
