@@ -329,21 +329,6 @@ int __weak set_orig_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 /* ---- the breakpoints of one page in one mm ---- */
 
 /*
- * Does @it's probe go into @mm?  Installed for a consumer, its filter
- * says; for a new mapping (->uc NULL), any consumer's.
- */
-bool uprobe_item_wanted(const struct uprobe_walk_item *it,
-			struct mm_struct *mm)
-{
-	struct uprobe_consumer *uc = it->uc;
-
-	if (!uc)
-		return uprobe_has_consumers(it->uprobe) &&
-		       uprobe_filter_chain(it->uprobe, UPROBE_FILTER_MMAP, mm);
-	return !uc->filter || uc->filter(uc, UPROBE_FILTER_REGISTER, mm);
-}
-
-/*
  * Write or restore the opcodes of the picked @items, all on one page of
  * @mm; ->failed says which could not be.  Architectures that override
  * set_swbp() (arm: the breakpoint depends on the probed instruction) go
@@ -425,9 +410,10 @@ static unsigned int claim_page_entries(struct uprobe_bp_table *t,
 }
 
 /*
- * The end of the items from @i on whose offsets are below @end; with
- * @room, decide once per item which go into @mm (->want) and count
- * them: the room their table entries need (see claim_page_entries()).
+ * Decide once per item from @i on, up to the first whose offset is at
+ * @end, which go into @mm (->want), and count them in @room: the room
+ * their table entries need (see claim_page_entries()).  Return: the index
+ * of that first item past the range.
  */
 static unsigned int items_in_vma(struct mm_struct *mm,
 				 struct uprobe_walk_item *items, unsigned int i,
@@ -435,11 +421,8 @@ static unsigned int items_in_vma(struct mm_struct *mm,
 {
 	struct uprobe_walk_item *it;
 
-	if (room)
-		*room = 0;
+	*room = 0;
 	for (; i < nr && items[i].uprobe->offset < end; i++) {
-		if (!room)
-			continue;
 		it = &items[i];
 		it->want = !it->err && uprobe_item_wanted(it, mm);
 		*room += it->want;
@@ -638,10 +621,12 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 			continue;
 		end = vaddr_to_offset(vma, vma->vm_end);
 		i = uprobe_first_item_from(items, nr, vaddr_to_offset(vma, vma->vm_start));
-		j = items_in_vma(mm, items, i, nr, end, install ? &room : NULL);
-		if (install && *to_analyze)
-			*to_analyze -= min(*to_analyze,
-					   uprobe_analyze_items(vma, items + i, j - i));
+		if (install) {
+			j = items_in_vma(mm, items, i, nr, end, &room);
+			if (*to_analyze)
+				*to_analyze -= min(*to_analyze,
+						   uprobe_analyze_items(vma, items + i, j - i));
+		}
 		while (i < nr && items[i].uprobe->offset < end) {
 			page = items[i].uprobe->offset >> PAGE_SHIFT;
 			for (j = i + 1; j < nr && items[j].uprobe->offset < end; j++)

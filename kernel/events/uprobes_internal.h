@@ -431,8 +431,23 @@ struct uprobe_walk_item {
 
 void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 		       unsigned int nr);
-bool uprobe_item_wanted(const struct uprobe_walk_item *it,
-			struct mm_struct *mm);
+
+/*
+ * Does @it's probe go into @mm?  Installed for a consumer, its filter
+ * says; for a new mapping (->uc NULL), any consumer's.  Inline: a batch
+ * asks it for every probe in every mm.
+ */
+static inline bool uprobe_item_wanted(const struct uprobe_walk_item *it,
+				      struct mm_struct *mm)
+{
+	struct uprobe_consumer *uc = it->uc;
+
+	if (!uc)
+		return uprobe_has_consumers(it->uprobe) &&
+		       uprobe_filter_chain(it->uprobe, UPROBE_FILTER_MMAP, mm);
+	return !uc->filter || uc->filter(uc, UPROBE_FILTER_REGISTER, mm);
+}
+
 unsigned int uprobe_first_item_from(struct uprobe_walk_item *items,
 				    unsigned int nr, loff_t offset);
 
