@@ -27,22 +27,26 @@ KERNELS="ours stock stock-6.12"
 step() { printf '  %-7s %s\n' "$1" "$2"; }
 
 # kernel_image KERNEL: the bzImage harness/build makes for KERNEL (add
-# -debug for the debug variant); status 1, nothing printed, for an
+# -debug for the debug variant), or TREE/obj's for a kernel tree's absolute
+# path (an A/B build of one's own); status 1, nothing printed, for an
 # unknown name.
 kernel_image() {
 	case "$1" in
 	ours) echo "$B/bzImage" ;;
 	stock|stock-6.12) echo "$B/$1/bzImage" ;;
+	/*) [ -f "$1/obj/arch/x86/boot/bzImage" ] && echo "$1/obj/arch/x86/boot/bzImage" ;;
 	*) return 1 ;;
 	esac
 }
 
-# kernel_tree KERNEL: the tree (objects in TREE/obj) KERNEL is built in.
+# kernel_tree KERNEL: the tree (objects in TREE/obj) KERNEL is built in
+# (an absolute path: that tree).
 kernel_tree() {
 	case "$1" in
 	ours) echo "$B/linux" ;;
 	stock) echo "$B/linux-stock" ;;
 	stock-6.12) echo "$B/linux-6.12" ;;
+	/*) [ -d "$1/obj" ] && echo "$1" ;;
 	*) return 1 ;;
 	esac
 }
