@@ -71,3 +71,78 @@ fail() {
 	echo "FAIL: $*"
 	exit 1
 }
+
+# wait_for FILE ERE SECONDS: until a line of FILE matches ERE; status 1
+# at the timeout, or when the tool of start_tool exited without it.
+wait_for() {
+	local f=$1 re=$2 t=${3:-60} i
+	for ((i = 0; i < t * 10; i++)); do
+		grep -qE -- "$re" "$f" 2>/dev/null && return 0
+		if [ -n "${TOOL_PID:-}" ] && ! kill -0 "$TOOL_PID" 2>/dev/null; then
+			grep -qE -- "$re" "$f" 2>/dev/null
+			return
+		fi
+		sleep 0.1
+	done
+	return 1
+}
+
+# start_workload: $W in the background, reading its commands from a fifo
+# (wl sends them), its answers to /tmp/wl.out; WPID is its pid.
+start_workload() {
+	rm -f /tmp/wl.in /tmp/wl.out
+	mkfifo /tmp/wl.in
+	"$W" < /tmp/wl.in > /tmp/wl.out 2>&1 &
+	WPID=$!
+	exec 3> /tmp/wl.in
+	wait_for /tmp/wl.out '^ready' 30 || fail "workload did not start: $(cat /tmp/wl.out)"
+}
+
+# wl CMD ARGS: one command to the workload; prints its answer.
+wl() {
+	local n i
+	n=$(wc -l < /tmp/wl.out)
+	echo "$*" >&3
+	for ((i = 0; i < 600; i++)); do
+		[ "$(wc -l < /tmp/wl.out)" -gt "$n" ] && { tail -n 1 /tmp/wl.out; return 0; }
+		sleep 0.1
+	done
+	fail "workload did not answer '$*'"
+}
+
+# start_tool OUT CMD...: a tracing tool in the background, its output to
+# OUT (TOOL_OUT), unbuffered, so that a test sees each line when the tool
+# prints it; TOOL_PID is its pid.  Job control is on, so that the tool does
+# not start with SIGINT ignored: stop_tool ends it with SIGINT (Ctrl-C),
+# after which the bcc tools print their counts.
+start_tool() {
+	local out=$1
+	shift
+	TOOL_OUT=$out
+	set -m
+	PYTHONUNBUFFERED=1 "$@" > "$out" 2>&1 &
+	TOOL_PID=$!
+	set +m
+}
+
+# stop_tool: SIGINT, then wait (at most 60 s) for the tool to exit.
+stop_tool() {
+	local i
+	[ -n "${TOOL_PID:-}" ] || return 0
+	kill -INT "$TOOL_PID" 2>/dev/null
+	for ((i = 0; i < 600; i++)); do
+		kill -0 "$TOOL_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	kill -KILL "$TOOL_PID" 2>/dev/null
+	wait "$TOOL_PID" 2>/dev/null
+	TOOL_PID=
+}
+
+# Ends what a test started: the tool, then the workload.
+cleanup_tool() {
+	stop_tool
+	exec 3>&- 2>/dev/null
+	[ -n "${WPID:-}" ] && wait "$WPID" 2>/dev/null
+	true
+}

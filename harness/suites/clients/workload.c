@@ -16,7 +16,9 @@
  * "workload" alone prints "ready PID", then runs one command per line of
  * its standard input until its end: a test attaches a tool to the pid,
  * then sends the commands it counts.  Standard I/O uses static buffers,
- * so the program's only allocations are the commands'.
+ * so the program's only allocations are the commands'.  Built with frame
+ * pointers (prepare), so that a user stack walked from libc's malloc
+ * reaches main.
  */
 #include <sys/sdt.h>
 #include <stdio.h>
