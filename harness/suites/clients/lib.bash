@@ -146,3 +146,17 @@ cleanup_tool() {
 	[ -n "${WPID:-}" ] && wait "$WPID" 2>/dev/null
 	true
 }
+
+# stap_run NAME CMD: runs the SystemTap module NAME (stap/NAME.stp, built
+# for this kernel by prepare) with staprun -c CMD.  The script's output is
+# in STAP_OUT, the command's standard output in CMD_OUT.
+stap_run() {
+	local n=$1
+	shift
+	need staprun
+	need_kmod stap
+	staprun -o "/tmp/$n.out" -c "$*" "$KSET/stap/$n.ko" > "/tmp/$n.cmd" 2> "/tmp/$n.err" ||
+		fail "staprun $n.ko -c '$*': $(tail -n 3 "/tmp/$n.err" | tr '\n' ' ')"
+	STAP_OUT=$(cat "/tmp/$n.out")
+	CMD_OUT=$(cat "/tmp/$n.cmd")
+}

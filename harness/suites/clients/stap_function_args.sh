@@ -1,0 +1,5 @@
+echo "SystemTap process.function: every call of a function, its arguments by name"
+. "$(dirname "$0")/lib.bash"
+stap_run stap_function_args "$T 500"
+expect "script's counts" "calls=500 sum_a=124750 sum_b=249500" "$STAP_OUT"
+expect "target's output" "calls=500 sum=426250 semaphore_armed=0" "$CMD_OUT"

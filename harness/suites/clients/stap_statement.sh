@@ -1,0 +1,5 @@
+echo "SystemTap .statement(\"func@file:line\"): a source line, its string argument read"
+. "$(dirname "$0")/lib.bash"
+stap_run stap_statement "$T 100"
+expect "script's counts" "hits=100 other_strings=0" "$STAP_OUT"
+expect "target's output" "calls=100 sum=25250 semaphore_armed=0" "$CMD_OUT"
