@@ -287,7 +287,7 @@ bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end)
  * @items: where to put them
  * @room: how many @items can take
  *
- * Context: may sleep.
+ * Context: any; takes uprobes_treelock for read.
  * Return: the number put in @items, by offset, each item zeroed but for
  * its probe, which has a reference; fewer than @room only when the range
  * holds no more.

@@ -840,11 +840,17 @@ static void mmap_install(struct vm_area_struct *vma,
 			 struct uprobe_walk_item *items, unsigned int nr)
 {
 	unsigned int i, j, room;
+	bool want_any;
 	pgoff_t page;
 
+	/*
+	 * Nothing to install when no item is wanted; otherwise every page:
+	 * claim_page_entries() zeroes @room once it has grown the table.
+	 */
 	items_in_vma(vma->vm_mm, items, 0, nr, LLONG_MAX, &room);
+	want_any = room;
 	/* The probes of one page together, as uprobe_walk_batch() does. */
-	for (i = 0; room && i < nr; i = j) {
+	for (i = 0; want_any && i < nr; i = j) {
 		page = items[i].uprobe->offset >> PAGE_SHIFT;
 		for (j = i + 1; j < nr; j++)
 			if (items[j].uprobe->offset >> PAGE_SHIFT != page)

@@ -248,6 +248,53 @@ TEST_F(mm, mapping_made_after_enable_gets_probe)
 	EXPECT_EQ(6, UT_HITS(0));
 }
 
+/*
+ * A mapping made after enable, with probes on two of its pages, in a
+ * process with no breakpoint yet: the table is created (grown) while the
+ * first page is installed, and the second page must still be installed.
+ */
+TEST_F(mm, mapping_with_probes_on_two_pages_gets_both)
+{
+	const char *path = "/tmp/ust_mm_two_pages";
+	const int nfn = 2 * UT_PAGE / UT_FN_STRIDE;	/* two pages of functions */
+	size_t len = ut_fn_file_len(nfn);
+	unsigned char b[2];
+	int p[2], st, fd;
+	pid_t kid;
+
+	ASSERT_EQ(0, ut_fn_file(path, nfn));
+	UT_PROBE(0, 'p', path, 0, NULL, NULL);		/* function 0, page 0 */
+	UT_PROBE(1, 'p', path, UT_PAGE, NULL, NULL);	/* function 256, page 1 */
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	ASSERT_EQ(0, pipe(p));
+	kid = fork();
+	ASSERT_LE(0, kid);
+	if (!kid) {
+		/* A fresh mm: no probed mapping before this one. */
+		unsigned char *m;
+
+		fd = open(path, O_RDONLY);
+		m = mmap(NULL, len, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED)
+			_exit(1);
+		b[0] = m[0];
+		b[1] = m[UT_PAGE];
+		((int (*)(void))m)();
+		((int (*)(void))(m + UT_PAGE))();
+		_exit(write(p[1], b, 2) != 2);
+	}
+	close(p[1]);
+	ASSERT_EQ(2, read(p[0], b, 2));
+	ASSERT_EQ(kid, waitpid(kid, &st, 0));
+	EXPECT_EQ(0, st);
+	EXPECT_EQ(0xcc, b[0]) TH_LOG("page 0's breakpoint");
+	EXPECT_EQ(0xcc, b[1]) TH_LOG("page 1's breakpoint (not installed: the table grew on page 0)");
+	EXPECT_EQ(1, UT_HITS(0));
+	EXPECT_EQ(1, UT_HITS(1));
+	unlink(path);
+}
+
 /* Unmapping one of two mappings leaves the other probed. */
 TEST_F(mm, munmap_of_one_mapping_keeps_the_other_probed)
 {
@@ -700,6 +747,62 @@ TEST_F_TIMEOUT(batch, mapping_made_after_group_enable_gets_every_probe, 300)
 	}
 	sum_str(r, sizeof(r), self->target, self->off, SLED_LEN);
 	EXPECT_STREQ(orig, r) TH_LOG("the file changed");
+}
+
+/*
+ * Sparse probes over several pages, enabled before the program starts:
+ * exec maps the file twice (the first segment's R mapping of the whole
+ * image, then the text), and the text mapping installs them in rounds.
+ * A round whose table growth happens on a page before the round's last
+ * one must still install the pages after it.  Strides 5..9 put 37..60
+ * probes on each sled page, so that a round holds ut_far's page and the
+ * sled's first page, and the last round the sled's second page and main's.
+ */
+TEST_F_TIMEOUT(batch, exec_after_enable_gets_sparse_probes, 300)
+{
+	long far = ut_sym_off(self->target, "ut_far");
+	long mainoff = ut_sym_off(self->target, "main");
+	char r[256], *buf, *q;
+	struct ut_target *t;
+	int stride, i, n;
+
+	ASSERT_LT(0, far);
+	ASSERT_LT(0, mainoff);
+	if (far / UT_PAGE >= self->off / UT_PAGE ||
+	    mainoff / UT_PAGE <= (self->off + SLED_LEN - 1) / UT_PAGE)
+		SKIP(return, "ut_far / main not on pages before / after the sled");
+	buf = malloc(SLED_LEN * (PATH_MAX + 64));
+	ASSERT_NE(NULL, buf);
+	for (stride = 5; stride <= 9; stride++) {
+		n = 0;
+		q = buf;
+		q += sprintf(q, "p:%s/sled%d %s:0x%lx\n", BATCH_GRP, n++,
+			     self->target, far);
+		for (i = 0; i < SLED_LEN; i += stride)
+			q += sprintf(q, "p:%s/sled%d %s:0x%lx\n", BATCH_GRP, n++,
+				     self->target, self->off + i);
+		q += sprintf(q, "p:%s/sled%d %s:0x%lx\n", BATCH_GRP, n++,
+			     self->target, mainoff);
+		ASSERT_EQ(0, ut_append("uprobe_events", buf));
+		self->nev = n;
+		ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "1"));
+
+		UT_START(t, "uprobe_target", NULL);
+		UT_CMD(t, r, "byte ut_far");
+		EXPECT_STREQ("ok 0xcc", r) TH_LOG("stride %d: ut_far", stride);
+		for (i = 0; i < SLED_LEN; i += stride) {
+			UT_CMD(t, r, "byte ut_sled %d", i);
+			EXPECT_STREQ("ok 0xcc", r) TH_LOG("stride %d: ut_sled+%d", stride, i);
+		}
+		UT_CMD(t, r, "byte main");
+		EXPECT_STREQ("ok 0xcc", r) TH_LOG("stride %d: main, a page after the sled", stride);
+		ut_target_stop(t);
+
+		ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "0"));
+		ASSERT_EQ(0, sled_events(self->target, self->off, n, true));
+		self->nev = 0;
+	}
+	free(buf);
 }
 
 /*
