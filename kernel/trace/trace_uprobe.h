@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0 */
 /*
- * uprobe-based trace events: what the tracefs side (trace_uprobe.c) and
- * the perf/BPF side (trace_uprobe_perf.c) share.
+ * uprobe-based trace events: what their files share: the definitions
+ * (trace_uprobe.c), enabling (trace_uprobe_enable.c), a hit
+ * (trace_uprobe_hit.c) and the perf/BPF side (trace_uprobe_perf.c).
  *
  * A trace_uprobe is one probe point, a (file, offset) pair, attached to a
  * trace event.  Several probe points may feed one event; they then share
@@ -78,6 +79,11 @@ struct uretprobe_entry_head {
 	unsigned long		ret_ip;
 };
 
+static inline struct trace_uprobe *to_trace_uprobe(struct dyn_event *ev)
+{
+	return container_of(ev, struct trace_uprobe, devent);
+}
+
 static inline struct inode *trace_uprobe_inode(struct trace_uprobe *tu)
 {
 	return tu->inode;
@@ -89,6 +95,7 @@ trace_uprobe_filter(struct trace_uprobe *tu)
 	return tu->tp.event->filter;
 }
 
+bool is_trace_uprobe(struct dyn_event *ev);
 struct trace_uprobe *trace_uprobe_primary_from_call(struct trace_event_call *call);
 struct trace_uprobe *trace_uprobe_find(const char *event, const char *group);
 struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
@@ -97,7 +104,26 @@ void trace_uprobe_free(struct trace_uprobe *tu);
 void trace_uprobe_free_later(struct trace_uprobe *tu);
 int trace_uprobe_lookup_file(struct trace_uprobe *tu, const char *filename);
 void trace_uprobe_init_event_call(struct trace_uprobe *tu);
+
+/* The probe points of the event @tp belongs to, @tp included. */
+#define for_each_sibling(pos, probe)	\
+	list_for_each_entry(pos, trace_probe_probe_list(probe), tp.list)
+
+/* Enabling and disabling (trace_uprobe_enable.c). */
+int trace_uprobe_register_consumer(struct trace_uprobe *tu);
+void trace_uprobe_unregister_consumer(struct trace_uprobe *tu);
 int trace_uprobe_apply_all(struct trace_probe *tp, bool add);
+bool trace_uprobe_consumer_filter(struct uprobe_consumer *uc,
+				  enum uprobe_filter_ctx ctx, struct mm_struct *mm);
+int trace_uprobe_register(struct trace_event_call *event,
+			  enum trace_reg type, void *data);
+
+/* A hit (trace_uprobe_hit.c). */
+int trace_uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs);
+int trace_uretprobe_dispatcher(struct uprobe_consumer *uc,
+			       unsigned long func, struct pt_regs *regs);
+enum print_line_t trace_uprobe_print_event(struct trace_iterator *iter,
+					   int flags, struct trace_event *event);
 
 /* The perf and BPF side (trace_uprobe_perf.c). */
 
