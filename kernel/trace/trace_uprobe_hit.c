@@ -34,7 +34,6 @@ union uprobe_stack_record {
 	u8				buf[UPROBE_RECORD_ONSTACK + sizeof(u64)];
 };
 
-
 /*
  * Fetching arguments
  *
