@@ -387,7 +387,6 @@ static void far32_wrap_page(uint8_t *w)
 static int far32_file(const char *path)
 {
 	uint8_t buf[FAR32_FILE_LEN];
-	int fd, err = 0;
 
 	memset(buf, 0xf4, sizeof(buf));
 	memcpy(buf + FAR32_ENTRY64, far32_entry64, sizeof(far32_entry64));
@@ -395,13 +394,7 @@ static int far32_file(const char *path)
 	memcpy(buf + FAR32_CODE32, far32_code32, sizeof(far32_code32));
 	memcpy(buf + FAR32_F, far32_f, sizeof(far32_f));
 	far32_wrap_page(buf + FAR32_WRAP);
-	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0755);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
-		err = -EIO;
-	close(fd);
-	return err;
+	return ut_new_file(path, buf, sizeof(buf));
 }
 
 #define FAR32_RUNS	4

@@ -1049,23 +1049,29 @@ static inline int ut_file_write_at(const char *path, long off, const void *buf,
 	return ret;
 }
 
+/* Create (or truncate) @path, executable, with the @len bytes at @buf; 0 or -errno. */
+static inline int ut_new_file(const char *path, const void *buf, size_t len)
+{
+	int fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0755), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, buf, len) != (ssize_t)len)
+		err = -EIO;
+	close(fd);
+	return err;
+}
+
 static inline int ut_code_file(const char *path)
 {
 	static const unsigned char fn[] = { 0xb8, 0x07, 0, 0, 0, 0xc3 };
 	unsigned char buf[UT_CODE_LEN];
-	int fd, err = 0;
 
 	memset(buf, 0x90, UT_PAGE);
 	memset(buf + UT_PAGE, 0, UT_PAGE);
 	memset(buf + UT_CODE_DATA, 0, 64);
 	memcpy(buf + UT_CODE_FN, fn, sizeof(fn));
-	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0755);
-	if (fd < 0)
-		return -errno;
-	if (write(fd, buf, sizeof(buf)) != sizeof(buf))
-		err = -EIO;
-	close(fd);
-	return err;
+	return ut_new_file(path, buf, sizeof(buf));
 }
 
 /*
@@ -1107,18 +1113,12 @@ static inline int ut_fn_file(const char *path, int nfn)
 {
 	size_t len = ut_fn_file_len(nfn);
 	unsigned char *buf = malloc(len);
-	int fd, err = 0;
+	int err;
 
 	if (!buf)
 		return -ENOMEM;
 	ut_fn_file_fill(buf, nfn);
-	fd = open(path, O_CREAT | O_TRUNC | O_RDWR, 0755);
-	if (fd < 0)
-		err = -errno;
-	else if (write(fd, buf, len) != (ssize_t)len)
-		err = -EIO;
-	if (fd >= 0)
-		close(fd);
+	err = ut_new_file(path, buf, len);
 	free(buf);
 	return err;
 }

@@ -642,6 +642,28 @@ static int pages_cached(const char *path, long off, long len)
 	return cached;
 }
 
+/*
+ * In each of the @n processes @t: the sled's bytes sum to @sum (@why says
+ * what that means) and, unless @arg is 0, a call of it returns @arg.
+ */
+static void expect_sleds(struct __test_metadata *_metadata,
+			 struct ut_target **t, int n, const char *sum,
+			 const char *why, int arg)
+{
+	char r[256], want[32];
+	int i;
+
+	for (i = 0; i < n; i++) {
+		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
+		EXPECT_STREQ(sum, r) TH_LOG("process %d: %s", i, why);
+		if (!arg)
+			continue;
+		UT_CMD(t[i], r, "call ut_sled 1 %d", arg);
+		snprintf(want, sizeof(want), "ok %d", arg);
+		EXPECT_STREQ(want, r);
+	}
+}
+
 FIXTURE(batch) {
 	struct ut_ctx c;
 	char target[PATH_MAX];
@@ -691,22 +713,12 @@ TEST_F_TIMEOUT(batch, group_enable_reaches_every_event_in_every_process, 300)
 	snprintf(bps, sizeof(bps), "ok %d", 0xcc * SLED_LEN);
 
 	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "1"));
-	for (i = 0; i < 3; i++) {
-		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
-		EXPECT_STREQ(bps, r) TH_LOG("process %d: not every breakpoint is in", i);
-		UT_CMD(t[i], r, "call ut_sled 1 7");
-		EXPECT_STREQ("ok 7", r);
-	}
+	expect_sleds(_metadata, t, 3, bps, "not every breakpoint is in", 7);
 	EXPECT_EQ(SLED_LEN, sled_events_with_hits(SLED_LEN, 3))
 		TH_LOG("events hit once in each of the 3 processes");
 
 	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "0"));
-	for (i = 0; i < 3; i++) {
-		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
-		EXPECT_STREQ(orig, r) TH_LOG("process %d: breakpoints left", i);
-		UT_CMD(t[i], r, "call ut_sled 1 9");
-		EXPECT_STREQ("ok 9", r);
-	}
+	expect_sleds(_metadata, t, 3, orig, "breakpoints left", 9);
 	EXPECT_EQ(SLED_LEN, sled_events_with_hits(SLED_LEN, 3))
 		TH_LOG("no hits after the disable");
 	sum_str(r, sizeof(r), self->target, self->off, SLED_LEN);
@@ -730,21 +742,14 @@ TEST_F_TIMEOUT(batch, mapping_made_after_group_enable_gets_every_probe, 300)
 	snprintf(bps, sizeof(bps), "ok %d", 0xcc * SLED_LEN);
 
 	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "1"));
-	for (i = 0; i < 2; i++) {
+	for (i = 0; i < 2; i++)
 		UT_START(t[i], "uprobe_target", NULL);
-		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
-		EXPECT_STREQ(bps, r) TH_LOG("process %d: not every breakpoint is in", i);
-		UT_CMD(t[i], r, "call ut_sled 1 7");
-		EXPECT_STREQ("ok 7", r);
-	}
+	expect_sleds(_metadata, t, 2, bps, "not every breakpoint is in", 7);
 	EXPECT_EQ(SLED_LEN, sled_events_with_hits(SLED_LEN, 2))
 		TH_LOG("events hit once in each of the 2 processes");
 
 	ASSERT_EQ(0, ut_write("events/" BATCH_GRP "/enable", "0"));
-	for (i = 0; i < 2; i++) {
-		UT_CMD(t[i], r, "bytesum ut_sled %d", SLED_LEN);
-		EXPECT_STREQ(orig, r) TH_LOG("process %d: breakpoints left", i);
-	}
+	expect_sleds(_metadata, t, 2, orig, "breakpoints left", 0);
 	sum_str(r, sizeof(r), self->target, self->off, SLED_LEN);
 	EXPECT_STREQ(orig, r) TH_LOG("the file changed");
 }
