@@ -13,7 +13,9 @@ stop_tool
 # workload has frame pointers: a walk from malloc's first instruction
 # reaches main (not the direct caller, whose return address is on the
 # stack, not in a frame yet).
-stacks=$(awk '/^Tracing|^Detaching/ { next }
+# Only what follows its "Tracing" line: bcc may print a stray shell error
+# first ("sh: 2: ...: not found", seen on stock 6.1 once).
+stacks=$(awk '/^Tracing/ { on = 1; next } !on || /^Detaching/ { next }
 	/^ *[0-9]+$/ { print first "|" (main ? "main" : "no main") "|" $1; first = ""; main = 0; next }
 	NF { if (first == "") first = $1; if ($1 == "main") main = 1 }' /tmp/stackcount.out)
 # Both commands call malloc from the same function, which main calls:
