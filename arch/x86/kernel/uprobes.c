@@ -362,7 +362,11 @@ static enum uprobe_x86_emulated uprobe_x86_emulate(const struct uprobe_x86_op *o
 		regs->sp = val;
 		break;
 	case UPROBE_EMUL_RET:
-		if (uprobe_x86_get_word(op, regs->sp, &new_ip))
+		/*
+		 * 32-bit code addresses the stack by esp alone: the upper half
+		 * of rsp may be anything after a far jump from 64-bit code.
+		 */
+		if (uprobe_x86_get_word(op, uprobe_x86_trunc(op, regs->sp), &new_ip))
 			return UPROBE_X86_NOT_DONE;
 		if (uprobe_x86_bad_target(op, new_ip))
 			return uprobe_x86_raise_gp();
@@ -376,7 +380,7 @@ static enum uprobe_x86_emulated uprobe_x86_emulate(const struct uprobe_x86_op *o
 		regs->sp = val;
 		break;
 	case UPROBE_EMUL_POP:
-		if (uprobe_x86_get_word(op, regs->sp, &val))
+		if (uprobe_x86_get_word(op, uprobe_x86_trunc(op, regs->sp), &val))
 			return UPROBE_X86_NOT_DONE;
 		/* pop %rsp leaves the popped value, not the incremented one. */
 		regs->sp = uprobe_x86_trunc(op, regs->sp + word);
@@ -1010,7 +1014,8 @@ unsigned long arch_uretprobe_hijack_return_addr(unsigned long trampoline_vaddr,
 						struct pt_regs *regs)
 {
 	bool is64 = user_64bit_mode(regs);
-	void __user *slot = (void __user *)regs->sp;
+	/* 32-bit code's stack is at esp, whatever rsp's upper half holds. */
+	void __user *slot = (void __user *)(is64 ? regs->sp : (u32)regs->sp);
 	unsigned long orig;
 
 	/*
@@ -1066,6 +1071,14 @@ fault:
 bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,
 			     struct pt_regs *regs)
 {
+	/*
+	 * 32-bit code in a 64-bit process runs on a stack of its own, whose
+	 * esp says nothing of the 64-bit frames pending (no 32-bit return is
+	 * probed there: see arch_uretprobe_hijack_return_addr()).  Dropping
+	 * them would send the thread SIGILL at their returns.
+	 */
+	if (!user_64bit_mode(regs) && is_64bit_mm(current->mm))
+		return true;
 	if (ctx == RP_CHECK_CALL)
 		return regs->sp < ret->stack;
 	return regs->sp <= ret->stack;
