@@ -213,6 +213,7 @@ TEST_F(compat, probe_first_mapped_by_64bit_process_runs_in_32bit_task)
 
 /* File page 0: the 64-bit way in and out, and the 32-bit code. */
 #define FAR32_ENTRY64	0x000
+#define FAR32_ENTRY64_HI 0x040	/* entry64 setting bit 32 of %rsp before its ljmp */
 #define FAR32_EXIT64	0x080
 #define FAR32_CODE32	0x100
 #define FAR32_F		0x180
@@ -383,13 +384,32 @@ static void far32_wrap_page(uint8_t *w)
 	memcpy(w + FAR32_W_CONT, cont, sizeof(cont));
 }
 
+/* The offset of entry64's ljmp, and the child's exit status for its #GP. */
+#define FAR32_LJMP	0x31
+#define FAR32_NO_CS32	20
+
+/*
+ * The 32-bit code addresses its stack by %esp: the upper half of %rsp,
+ * which the far jump keeps, is no part of it.
+ */
+static const uint8_t far32_bts_rsp[] = {
+	0x48, 0x0f, 0xba, 0xec, 0x20,		/* bts $32, %rsp */
+};
+
 /* The whole file: hlt wherever nothing should run. */
 static int far32_file(const char *path)
 {
 	uint8_t buf[FAR32_FILE_LEN];
+	uint8_t *hi = buf + FAR32_ENTRY64_HI;
 
+	static_assert(sizeof(far32_entry64) == FAR32_LJMP + 3, "entry64's ljmp");
+	static_assert(FAR32_ENTRY64_HI + sizeof(far32_entry64) + sizeof(far32_bts_rsp) <=
+		      FAR32_EXIT64, "room for entry64 with bts");
 	memset(buf, 0xf4, sizeof(buf));
 	memcpy(buf + FAR32_ENTRY64, far32_entry64, sizeof(far32_entry64));
+	memcpy(hi, far32_entry64, FAR32_LJMP);
+	memcpy(hi + FAR32_LJMP, far32_bts_rsp, sizeof(far32_bts_rsp));
+	memcpy(hi + FAR32_LJMP + sizeof(far32_bts_rsp), far32_entry64 + FAR32_LJMP, 3);
 	memcpy(buf + FAR32_EXIT64, far32_exit64, sizeof(far32_exit64));
 	memcpy(buf + FAR32_CODE32, far32_code32, sizeof(far32_code32));
 	memcpy(buf + FAR32_F, far32_f, sizeof(far32_f));
@@ -438,11 +458,18 @@ static unsigned long far32_xol_area(void)
 	return start;
 }
 
-/* The offset of entry64's ljmp, and the child's exit status for its #GP. */
-#define FAR32_LJMP	0x31
-#define FAR32_NO_CS32	20
+/*
+ * The variants of the run: the 64-bit stack, entry64's, moved below the
+ * 32-bit one (to FAR32_STACK64); bit 32 of %rsp set for the 32-bit code
+ * (entry64_hi), with a page of FAR32_HI_FILL 4 GiB above its stack.
+ */
+#define FAR32_LOW64	0x1
+#define FAR32_RSP_HI	0x2
+#define FAR32_STACK64	0x10000000UL
+#define FAR32_STACK64_LEN 0x10000UL
+#define FAR32_HI_FILL	0x22
 
-static unsigned long far32_base;
+static unsigned long far32_ljmp;
 
 /*
  * A kernel without 32-bit code segments for user space (no
@@ -453,22 +480,41 @@ static void far32_segv(int sig, siginfo_t *si, void *uc)
 {
 	ucontext_t *ctx = uc;
 
-	if (ctx->uc_mcontext.gregs[REG_RIP] == far32_base + FAR32_LJMP)
+	if (ctx->uc_mcontext.gregs[REG_RIP] == far32_ljmp)
 		_exit(FAR32_NO_CS32);
 	signal(SIGSEGV, SIG_DFL);
+}
+
+/* entry64 at @fn on the 64-bit stack whose top is @stack (0: this one). */
+static void far32_call(unsigned long fn, struct far32_ctx *x, unsigned long stack)
+{
+	void (*entry)(struct far32_ctx *ctx) = (void *)fn;
+
+	if (!stack) {
+		entry(x);
+		return;
+	}
+	asm volatile("mov %%rsp, %%r12\n\t"
+		     "mov %[stack], %%rsp\n\t"
+		     "call *%[fn]\n\t"
+		     "mov %%r12, %%rsp"
+		     : "+D" (x)
+		     : [stack] "r" (stack), [fn] "r" (fn)
+		     : "rax", "rcx", "rdx", "rsi", "r8", "r9", "r10", "r11", "r12",
+		       "memory", "cc");
 }
 
 /*
  * The child: map the file's page 0 at @base (and page 1 at FAR32_HI and
  * FAR32_LO for @wrap), call the 32-bit code FAR32_RUNS times with the
- * stack top at @top, and keep what each run left in @sh.
+ * stack top at @top, as @variant says, and keep what each run left in @sh.
  */
 static void __attribute__((noreturn))
 far32_child(const char *path, unsigned long base, struct far32_shared *sh,
-	    unsigned long top, bool wrap)
+	    unsigned long top, bool wrap, unsigned int variant)
 {
+	unsigned long entry = base + FAR32_ENTRY64, stack64 = 0;
 	struct far32_ctx *x = &sh->ctx;
-	void (*entry)(struct far32_ctx *ctx);
 	int fd = open(path, O_RDONLY), i;
 	struct sigaction sa;
 	stack_t ss;
@@ -491,8 +537,26 @@ far32_child(const char *path, unsigned long base, struct far32_shared *sh,
 			_exit(13);
 	}
 	close(fd);
+	if (variant & FAR32_LOW64) {
+		m = mmap((void *)FAR32_STACK64, FAR32_STACK64_LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m != (void *)FAR32_STACK64)
+			_exit(15);
+		stack64 = FAR32_STACK64 + FAR32_STACK64_LEN;
+	}
+	if (variant & FAR32_RSP_HI) {
+		unsigned long hi = top - UT_PAGE + (1UL << 32);
+
+		m = mmap((void *)hi, UT_PAGE, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+		if (m != (void *)hi)
+			_exit(16);
+		memset(m, FAR32_HI_FILL, UT_PAGE);
+		entry = base + FAR32_ENTRY64_HI;
+	}
+	far32_ljmp = entry + FAR32_LJMP +
+		     (variant & FAR32_RSP_HI ? sizeof(far32_bts_rsp) : 0);
 	/* The signal frame is for a 64-bit stack, not the small 32-bit one. */
-	far32_base = base;
 	ss.ss_sp = malloc(1 << 16);
 	ss.ss_size = 1 << 16;
 	ss.ss_flags = 0;
@@ -502,7 +566,6 @@ far32_child(const char *path, unsigned long base, struct far32_shared *sh,
 	sa.sa_sigaction = far32_segv;
 	sa.sa_flags = SA_SIGINFO | SA_ONSTACK;
 	sigaction(SIGSEGV, &sa, NULL);
-	entry = (void *)(base + FAR32_ENTRY64);
 	for (i = 0; i < FAR32_RUNS; i++) {
 		memset((void *)(top - 64), 0xa5, 64);
 		memset(x, 0, sizeof(*x));
@@ -512,7 +575,7 @@ far32_child(const char *path, unsigned long base, struct far32_shared *sh,
 		x->far64_eip = base + FAR32_EXIT64;
 		x->far64_cs = FAR64_CS;
 		x->esp32 = (uint32_t)(top - 0x20);
-		entry(x);
+		far32_call(entry, x, stack64);
 		memcpy(sh->res[i].out, x->out, sizeof(x->out));
 		memcpy(sh->res[i].mem, x->mem, sizeof(x->mem));
 		memcpy(sh->res[i].stack, (void *)(top - 64), 64);
@@ -530,6 +593,7 @@ FIXTURE(far32) {
 	struct far32_shared *sh;
 	unsigned long top;	/* the 32-bit stack's top */
 	bool wrap;
+	unsigned int variant;	/* FAR32_LOW64, FAR32_RSP_HI */
 	struct far32_result ref[FAR32_RUNS];
 };
 
@@ -597,7 +661,8 @@ static int far32_run(FIXTURE_DATA(far32) *self, struct far32_result *res)
 	if (pid < 0)
 		return -1;
 	if (pid == 0)
-		far32_child(self->path, self->base, self->sh, self->top, self->wrap);
+		far32_child(self->path, self->base, self->sh, self->top, self->wrap,
+			    self->variant);
 	for (waited = 0; waited < 2000; waited++) {
 		if (waitpid(pid, &st, WNOHANG) == pid)
 			break;
@@ -815,6 +880,60 @@ TEST_F(far32, return_probe_on_32bit_function)
 	EXPECT_EQ(FAR32_RUNS, UT_HITS(1));
 	EXPECT_EQ(far32_slots_reachable(self) ? FAR32_RUNS : 0, UT_LINES(0, 0))
 		TH_LOG("returns traced ([uprobes] at 0x%lx)", self->sh->xol);
+}
+
+/*
+ * Return probes on entry64 and on the 32-bit f it reaches, entry64's
+ * 64-bit stack below the 32-bit one: f's return probe, hit in 32-bit
+ * code, must leave entry64's pending return alone (its frame is on
+ * another stack, which the 32-bit %esp says nothing of), or entry64's
+ * return through the trampoline finds nothing pending: SIGILL.  Every
+ * return of entry64 is traced; f's as return_probe_on_32bit_function's.
+ */
+TEST_F(far32, return_probes_on_64bit_caller_below_32bit_stack)
+{
+	static const struct far32_site sites[] = {
+		{ FAR32_ENTRY64, "entry64", false },
+		{ FAR32_F, "f", false },
+	};
+
+	if (FAR32_STACK64 + FAR32_STACK64_LEN > self->top - 2 * UT_PAGE)
+		SKIP(return, "the 32-bit stack (top 0x%lx) is below 0x%lx", self->top,
+		     FAR32_STACK64);
+	self->variant = FAR32_LOW64;
+	if (!far32_reference(_metadata, self))
+		return;
+	far32_probe(_metadata, self, sites, ARRAY_SIZE(sites), 'r');
+	far32_compare(_metadata, self);
+	EXPECT_EQ(FAR32_RUNS, UT_LINES(0, 0)) TH_LOG("returns of entry64 traced");
+	EXPECT_EQ(far32_slots_reachable(self) ? FAR32_RUNS : 0, UT_LINES(1, 0))
+		TH_LOG("returns of f traced ([uprobes] at 0x%lx)", self->sh->xol);
+}
+
+/*
+ * Bit 32 of %rsp set by entry64_hi before its far jump: the 32-bit code's
+ * stack is at %esp, and so must be what each emulated pop and ret reads,
+ * not the page 4 GiB above it (full of FAR32_HI_FILL).
+ */
+TEST_F(far32, emulated_pop_and_ret_read_the_stack_at_esp)
+{
+	static const struct far32_site sites[] = {
+		{ 0x107, "pop %ecx", false },
+		{ 0x11f, "pop %ebp", false },
+		{ 0x187, "ret", false },
+	};
+	int i;
+
+	self->variant = FAR32_RSP_HI;
+	if (!far32_reference(_metadata, self))
+		return;
+	far32_probe(_metadata, self, sites, ARRAY_SIZE(sites), 'p');
+	far32_compare(_metadata, self);
+	for (i = 0; i < (int)ARRAY_SIZE(sites); i++) {
+		long hits = UT_HITS(i);
+
+		EXPECT_EQ(FAR32_RUNS, hits) TH_LOG("hits of %s", sites[i].what);
+	}
 }
 
 UT_HARNESS_MAIN
