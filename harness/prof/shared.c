@@ -17,13 +17,19 @@
  *   R ROUND WRITES LINES SHARED DROPPED
  *       all writes recorded, distinct lines written, lines written by
  *       more than one vCPU, writes the tables had no room for
- *   L ROUND LINE VCPUMASK BOUNCES
+ *   L ROUND LINE VCPUMASK BOUNCES VADDR
  *       one shared line: its physical address, the vCPUs that wrote it,
  *       how many of its writes came from a vCPU other than the previous
- *       writer (what would move the line between caches)
+ *       writer (what would move the line between caches), the virtual
+ *       address of its first write in the round (a kernel stack's lines
+ *       are in the vmalloc area with CONFIG_VMAP_STACK)
  *   W ROUND LINE VCPU PC COUNT
  *       the writes one instruction (virtual address PC) of one vCPU made
  *       to that shared line
+ *
+ * QEMU hands the writes it makes itself for an instruction to that
+ * instruction's callbacks: the frame an interrupt or exception pushes is
+ * counted as written by the interrupted instruction (a "ret" may write).
  *
  * vCPUs run in parallel host threads (MTTCG).  The line table is shared
  * and lock-free (a key is claimed by compare-and-swap, never moved nor
@@ -88,6 +94,7 @@ struct line {
 	_Atomic uint32_t mask;		/* bit v: vCPU v wrote it */
 	_Atomic uint32_t last;		/* the last writer's vCPU + 1 */
 	_Atomic uint64_t bounces;
+	_Atomic uint64_t vaddr;		/* of the first write seen */
 };
 
 /* One vCPU's writes by one instruction to one line; line + 1, 0: free. */
@@ -152,7 +159,8 @@ static struct site *site_get(unsigned int vcpu, uint64_t line, uint64_t pc)
 	return NULL;
 }
 
-static void record(unsigned int vcpu, uint64_t line, uint64_t pc)
+static void record(unsigned int vcpu, uint64_t line, uint64_t pc,
+		   uint64_t vaddr)
 {
 	struct line *l = line_get(line, true);
 	struct site *s = site_get(vcpu, line, pc);
@@ -163,6 +171,8 @@ static void record(unsigned int vcpu, uint64_t line, uint64_t pc)
 		return;
 	}
 	s->count++;
+	if (!atomic_load_explicit(&l->vaddr, memory_order_relaxed))
+		atomic_store_explicit(&l->vaddr, vaddr, memory_order_relaxed);
 	if (!(atomic_load_explicit(&l->mask, memory_order_relaxed) & bit))
 		atomic_fetch_or(&l->mask, bit);
 	prev = atomic_exchange_explicit(&l->last, vcpu + 1,
@@ -187,9 +197,9 @@ static void on_write(unsigned int vcpu, qemu_plugin_meminfo_t info,
 	pa = qemu_plugin_hwaddr_phys_addr(hw);
 	last = (pa + (1u << qemu_plugin_mem_size_shift(info)) - 1) >> 6;
 	writes[vcpu]++;
-	record(vcpu, pa >> 6, (uint64_t)(uintptr_t)udata);
+	record(vcpu, pa >> 6, (uint64_t)(uintptr_t)udata, vaddr);
 	if (last != pa >> 6)		/* a write across two lines */
-		record(vcpu, last, (uint64_t)(uintptr_t)udata);
+		record(vcpu, last, (uint64_t)(uintptr_t)udata, vaddr + 64);
 }
 
 static void round_open(void)
@@ -227,9 +237,10 @@ static void round_close(void)
 		if (!(l->mask & (l->mask - 1)))
 			continue;
 		shared++;
-		fprintf(f, "L %d %llx %x %llu\n", round_no,
+		fprintf(f, "L %d %llx %x %llu %llx\n", round_no,
 			(unsigned long long)(l->key - 1) << 6, l->mask,
-			(unsigned long long)l->bounces);
+			(unsigned long long)l->bounces,
+			(unsigned long long)l->vaddr & ~63ull);
 	}
 	for (v = 0; v < nvcpus; v++) {
 		for (i = 0; i < (1ull << SITE_BITS); i++) {
