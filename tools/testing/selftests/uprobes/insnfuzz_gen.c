@@ -924,12 +924,24 @@ static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
 		if (op->vfl & V_VSIB) {
 			/* a gather needs a SIB; force mod 00/01/10, rm 100 */
 			int mod = ifz_rn(r, 3), scale = ifz_rn(r, 4);
-			int base = ifz_rn(r, 8);
+			int base = ifz_rn(r, 8), idx = ifz_rn(r, 8);
 
 			if (base == 5 && mod == 0)
 				base = 3;
+			/*
+			 * Not %xmm4 as the index: QEMU 7.2's TCG takes SIB
+			 * index 100 with VEX.X clear for "no index", as for
+			 * a general register, and adds whatever its scratch
+			 * vector holds.  With indices 0, 8, 16, 24 and a
+			 * full mask vpgatherdq loaded the first qword four
+			 * times where CPUs load four; from the slot it took
+			 * other offsets and faulted at 0x80ae8a8b where the
+			 * unprobed run had not.
+			 */
+			if (idx == 4 && !X)
+				idx = 3;
 			put(&e, mod << 6 | reg << 3 | 4, 1);
-			put(&e, scale << 6 | ifz_rn(r, 8) << 3 | base, 1);
+			put(&e, scale << 6 | idx << 3 | base, 1);
 			in->mem = 1;
 			in->base = base | (B ? 8 : 0);
 			in->index = 0xfe;	/* a vector: the state leaves it */
