@@ -23,6 +23,7 @@
  *   uprobe_insnfuzz                       the kselftest: a fixed-seed slice
  *   uprobe_insnfuzz --seed S --seconds T  fuzz for T seconds (make fuzz)
  *   uprobe_insnfuzz --seed S --batch N    replay one batch, print its cases
+ *   ... --states K                        K states an instruction (32; the slice 16)
  *
  * To chase a worker that died: --stride 2 [--from 1] replays what worker 0
  * (1) of a two-worker run did, in one process; --unprobed places no probe,
@@ -60,7 +61,14 @@
 
 #define IFZ_SEED		0x5eed0f1a2b3c4d5eULL
 #define IFZ_CELLS		256
-#define IFZ_STATES		16
+/*
+ * The states each instruction runs from: 16 in the kselftest's slice, 32
+ * in a fuzzing run, where each probe's close (~25 ms of grace periods
+ * under TCG, one close at a time) would otherwise cost more than its runs.
+ */
+#define IFZ_SLICE_STATES	16
+#define IFZ_FUZZ_STATES		32
+#define IFZ_MAX_STATES		32
 #define IFZ_CHECK_BATCHES	5	/* 5 x 256 x 16 = 20,480 cases */
 #define IFZ_CHECK32_BATCHES	4	/* the compat slice: 16,384 cases */
 #define IFZ_TICK_US		1500
@@ -160,6 +168,8 @@ static bool unprobed_only;
  * what worker F % N of an N-worker run did, replayed in one process.
  */
 static int stride;
+/* --states N: each instruction's states (even: half enter by enter1) */
+static int nstates = IFZ_FUZZ_STATES;
 
 /* ------------------------------------------------------------------ */
 /* The stub: enter a case from C, and come back from its signal         */
@@ -772,8 +782,8 @@ static void hex(const uint8_t *b, int n, char *buf)
 
 struct ifz_batch {
 	struct ifz_insn in[IFZ_CELLS];
-	struct ifz_state st[IFZ_CELLS][IFZ_STATES];
-	struct ifz_outcome plain[IFZ_CELLS][IFZ_STATES];
+	struct ifz_state st[IFZ_CELLS][IFZ_MAX_STATES];
+	struct ifz_outcome plain[IFZ_CELLS][IFZ_MAX_STATES];
 	int fd[IFZ_CELLS];
 };
 
@@ -892,8 +902,8 @@ static void report(uint64_t seed, int batch, int cell, int state,
 	printf("# DIVERGED seed %#llx batch %d cell %d state %d: %s [%s] (%s):%s\n",
 	       (unsigned long long)seed, batch, cell, state, ifz_class_name(in->cls),
 	       bytes, ifz_form_name(in->form), what);
-	printf("#   replay: uprobe_insnfuzz%s --seed %#llx --batch %d\n",
-	       IFZ_COMPAT ? " --compat" : "", (unsigned long long)seed, batch);
+	printf("#   replay: uprobe_insnfuzz%s --seed %#llx --batch %d --states %d\n",
+	       IFZ_COMPAT ? " --compat" : "", (unsigned long long)seed, batch, nstates);
 }
 
 /* A case that changed the runner's TLS (put back by run()): a failure. */
@@ -942,6 +952,11 @@ static void close_all(int *fd, int n)
 	struct ifz_closer c[IFZ_CLOSERS];
 	int i, per = (n + IFZ_CLOSERS - 1) / IFZ_CLOSERS;
 
+	/*
+	 * A 32-bit worker with threads of its own (closers, or one reaper)
+	 * aborted in glibc after its last batch, "The futex facility
+	 * returned an unexpected error code": it closes them itself.
+	 */
 	if (IFZ_COMPAT) {
 		for (i = 0; i < n; i++)
 			if (fd[i] >= 0)
@@ -958,6 +973,61 @@ static void close_all(int *fd, int n)
 	for (i = 0; i < IFZ_CLOSERS; i++)
 		if (c[i].n >= 0)
 			pthread_join(c[i].thread, NULL);
+}
+
+/*
+ * The closes of a batch's events take longer than its runs, and perf
+ * makes them one at a time (it holds event_mutex across the grace
+ * periods): they go on in the background while the next batch runs.
+ * That batch's code is a new file, so the probes being closed are on an
+ * inode nobody maps any more.  The reaper, and the closers it starts,
+ * block every signal: the timer and a case's faults are the main
+ * thread's.  The compat worker closes them itself (see close_all()).
+ */
+struct ifz_reaper {
+	pthread_t thread;
+	bool busy;
+	int n;
+	int fd[IFZ_CELLS + 1];
+};
+
+static struct ifz_reaper reaper;
+
+static void *reap(void *arg)
+{
+	struct ifz_reaper *r = arg;
+
+	close_all(r->fd, r->n);
+	return NULL;
+}
+
+/* Wait for the previous batch's events to be closed. */
+static void reap_wait(void)
+{
+	if (reaper.busy)
+		pthread_join(reaper.thread, NULL);
+	reaper.busy = false;
+}
+
+/* Close @n events in @fd (and @ret_fd) in the background. */
+static void reap_start(const int *fd, int n, int ret_fd)
+{
+	sigset_t all, old;
+
+	reap_wait();
+	memcpy(reaper.fd, fd, n * sizeof(*fd));
+	reaper.fd[n] = ret_fd;
+	reaper.n = n + 1;
+	if (IFZ_COMPAT) {
+		reap(&reaper);
+		return;
+	}
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	reaper.busy = !pthread_create(&reaper.thread, NULL, reap, &reaper);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!reaper.busy)
+		reap(&reaper);
 }
 
 /* Reruns of divergent cases: probe hits, and returns through enter1. */
@@ -1044,7 +1114,7 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 		unsigned long ip = IFZ_CELL(i) + IFZ_CELL_INSN;
 
 		ifz_gen_insn(&r, &env, ip, &b.in[i]);
-		for (k = 0; k < IFZ_STATES; k++)
+		for (k = 0; k < nstates; k++)
 			ifz_gen_state(&r, &env, &b.in[i], ip, &b.st[i][k]);
 	}
 	err = write_code(path, &b);
@@ -1061,7 +1131,7 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 			dprintf(trace_fd, "insnfuzz: batch %d cell %d %s [%s]\n", batch, i,
 				ifz_class_name(b.in[i].cls), bytes);
 		}
-		for (k = 0; k < IFZ_STATES; k++) {
+		for (k = 0; k < nstates; k++) {
 			run(&b.plain[i][k], IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
 			bad += tls_report(seed, batch, i, k, &b.in[i], &b.plain[i][k],
 					  "unprobed");
@@ -1077,6 +1147,8 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 		err = ret_fd;
 		goto out;
 	}
+	for (i = 0; i < IFZ_CELLS; i++)
+		b.fd[i] = -1;
 	for (i = 0; i < IFZ_CELLS; i++) {
 		b.fd[i] = unprobed_only ? -1 :
 			  ut_pmu_open(pmu, path, IFZ_CELL(i) - IFZ_CODE + IFZ_CELL_INSN,
@@ -1095,13 +1167,13 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 	for (i = 0; i < IFZ_CELLS; i++) {
 		const struct ifz_insn *in = &b.in[i];
 
-		stats->cases[in->cls] += IFZ_STATES;
-		stats->forms[in->cls][in->form] += IFZ_STATES;
+		stats->cases[in->cls] += nstates;
+		stats->forms[in->cls][in->form] += nstates;
 		if (b.fd[i] < 0)
-			stats->refused[in->cls] += IFZ_STATES;
+			stats->refused[in->cls] += nstates;
 		else
-			stats->probed[in->cls] += IFZ_STATES;
-		for (k = 0; k < IFZ_STATES; k++) {
+			stats->probed[in->cls] += nstates;
+		for (k = 0; k < nstates; k++) {
 			run(&o, IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
 			if (!xol_hi && !unprobed_only)
 				find_xol_area();
@@ -1145,10 +1217,10 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 		if (b.fd[i] < 0)
 			continue;
 		if (read(b.fd[i], &n, sizeof(n)) != sizeof(n) ||
-		    n != (uint64_t)IFZ_STATES + extra[i]) {
+		    n != (uint64_t)nstates + extra[i]) {
 			stats->count_errors++;
 			snprintf(what, sizeof(what), " the probe counted %lu of %d runs",
-				 (unsigned long)n, IFZ_STATES);
+				 (unsigned long)n, nstates);
 			report(seed, batch, i, -1, &b.in[i], what);
 			bad++;
 		}
@@ -1157,23 +1229,24 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 		uint64_t n = 0;
 
 		if (read(ret_fd, &n, sizeof(n)) != sizeof(n) ||
-		    n != IFZ_CELLS * IFZ_STATES / 2 + ret_extra) {
+		    n != IFZ_CELLS * nstates / 2 + ret_extra) {
 			stats->retprobe_errors++;
 			printf("# the return probe counted %lu of %d returns\n",
-			       (unsigned long)n, IFZ_CELLS * IFZ_STATES / 2 + ret_extra);
+			       (unsigned long)n, IFZ_CELLS * nstates / 2 + ret_extra);
 			bad++;
 		}
 	}
 out_close:
 	t0 = now();
-	close_all(b.fd, IFZ_CELLS);
-	if (ret_fd >= 0)
-		close(ret_fd);
+	munmap((void *)IFZ_CODE, 0x1000 + IFZ_CELLS * IFZ_CELL_BYTES);
+	unlink(path);
+	reap_start(b.fd, IFZ_CELLS, ret_fd);
+	stats->t_close += now() - t0;
+	return err ? err : bad;
 out:
 	munmap((void *)IFZ_CODE, 0x1000 + IFZ_CELLS * IFZ_CELL_BYTES);
 	unlink(path);
-	stats->t_close += now() - t0;
-	return err ? err : bad;
+	return err;
 }
 
 static void print_coverage(void)
@@ -1264,6 +1337,7 @@ static long worker(int w, int step, uint64_t seed, int first, int batches,
 		if (seconds && now() - t0 >= seconds)
 			break;
 	}
+	reap_wait();
 	stop_signals();
 	return bad ? bad : stats->slot_ticks ? 1 : 0;
 }
@@ -1358,6 +1432,7 @@ static const char *slice(char *buf, size_t len)
 	int batches = IFZ_COMPAT ? IFZ_CHECK32_BATCHES : IFZ_CHECK_BATCHES;
 	long ret;
 
+	nstates = IFZ_SLICE_STATES;
 	ret = fuzz(IFZ_SEED, 0, batches, 0, false, get_nprocs());
 	if (ret < 0)
 		snprintf(buf, len, "harness failure: %s", strerror(-ret));
@@ -1365,9 +1440,9 @@ static const char *slice(char *buf, size_t len)
 		snprintf(buf, len, "%ld divergent runs or miscounted probes", ret);
 	else if (stats->slot_ticks)
 		snprintf(buf, len, "a signal interrupted the program in a slot");
-	else if (stats->runs != (unsigned long)batches * IFZ_CELLS * IFZ_STATES)
+	else if (stats->runs != (unsigned long)batches * IFZ_CELLS * nstates)
 		snprintf(buf, len, "%lu runs of %d", stats->runs,
-			 batches * IFZ_CELLS * IFZ_STATES);
+			 batches * IFZ_CELLS * nstates);
 	else if (uncovered())
 		snprintf(buf, len, "class not covered: %s", uncovered());
 	else
@@ -1448,6 +1523,7 @@ int main(int argc, char **argv)
 		{ "from", required_argument, NULL, 'F' },
 		{ "slice", no_argument, NULL, 'L' },
 		{ "compat", no_argument, NULL, 'C' },
+		{ "states", required_argument, NULL, 'K' },
 		{ NULL, 0, NULL, 0 },
 	};
 	uint64_t seed = IFZ_SEED;
@@ -1493,6 +1569,11 @@ int main(int argc, char **argv)
 			break;
 		case 'C':
 			compat = true;
+			break;
+		case 'K':
+			nstates = atoi(optarg) & ~1;
+			if (nstates < 2 || nstates > IFZ_MAX_STATES)
+				return 2;
 			break;
 		default: return 2;
 		}
