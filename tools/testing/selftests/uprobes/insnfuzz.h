@@ -73,6 +73,7 @@ enum ifz_class {
 	IFZ_FLAGS,	/* pushf/popf */
 	IFZ_STACK_OP,	/* push/pop r/m, push imm, enter, leave */
 	IFZ_MISC,	/* cpuid, xlat, fences, xgetbv, ... */
+	IFZ_LAZY,	/* flags in, flags out: between a producer and a consumer */
 	IFZ_REFUSED,	/* forms the analyser must refuse */
 	IFZ_RANDOM,	/* random bytes behind random prefixes */
 	IFZ_NCLASS,
@@ -104,6 +105,13 @@ struct ifz_insn {
 	uint8_t bit_reg;	/* bt* by register into memory: the bit offset's */
 	uint8_t vex;		/* needs AVX */
 	uint8_t a16;		/* 32-bit code: 16-bit addressing */
+	/*
+	 * IFZ_LAZY: an instruction that leaves flags right before it (the
+	 * case enters there) and one that reads them right after it: QEMU
+	 * computes flags lazily, from the last instruction that set them.
+	 */
+	uint8_t pre[8], pre_len;
+	uint8_t post[8], post_len;
 };
 
 #define IFZ_NEED_STR		0x01	/* rsi/rdi point into data, rcx small */

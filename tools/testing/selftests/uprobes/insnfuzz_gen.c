@@ -393,7 +393,8 @@ static const char *const class_names[IFZ_NCLASS] = {
 	"emul ret", "emul push", "emul pop", "emul mov", "emul add/sub rsp",
 	"emul lea", "emul mov mem", "emul mov imm", "emul jmp *", "emul call *",
 	"xol alu", "xol sse", "xol avx", "xol bmi", "xol x87", "xol string",
-	"xol pushf/popf", "xol stack ops", "xol misc", "refused", "random",
+	"xol pushf/popf", "xol stack ops", "xol misc", "lazy flags", "refused",
+	"random",
 };
 
 static const char *const form_names[IFZ_NFORM] = {
@@ -421,6 +422,7 @@ struct enc {
 	int disp_at, disp_bytes;	/* where the displacement went */
 	bool rip;		/* 32-bit code: the absolute disp32 (or disp16) */
 	bool m32;		/* 32-bit code */
+	unsigned int pre;	/* bytes of IFZ_LAZY's producer before it */
 };
 
 static void put(struct enc *e, uint64_t v, int bytes)
@@ -593,11 +595,12 @@ static void branch_disp(struct ifz_rng *r, struct enc *e, uint32_t fl,
 		t = ifz_rn(r, 2) ? IFZ_HOLE + ifz_rn(r, 0x1000) :
 				   IFZ_DATA + ifz_rn(r, IFZ_DATA_BYTES);
 	else
-		t = landing(r, addr, len);
+		t = landing(r, addr - e->pre, len + e->pre);
 	rel = (int64_t)t - (int64_t)next;
 	if (bytes == 1 && (rel < -128 || rel > 127))
 		rel = (int8_t)ifz_rnd(r);
-	if (bytes == 1 && next + rel >= addr && next + rel < next)
+	/* never back into the instruction, nor its producer: a second hit */
+	if (bytes == 1 && next + rel >= addr - e->pre && next + rel < next)
 		rel = 1;
 	put(e, (uint64_t)rel, bytes);
 }
@@ -676,24 +679,15 @@ static int opsize_of(uint32_t fl, bool p66, bool w)
  * code's: 0x64 the C library's thread area, 0x65 the runner's; 32-bit
  * code swaps the two bytes at the end (see struct ifz_env).
  */
-static void gen_legacy(struct ifz_rng *r, const struct ifz_env *env,
-		       unsigned long addr, struct ifz_insn *in)
+static void encode_legacy(struct ifz_rng *r, const struct ifz_env *env,
+			  unsigned long addr, struct ifz_insn *in,
+			  const struct ifz_op *op, unsigned int pre)
 {
-	const struct ifz_op *op;
-	struct enc e = { .in = in, .m32 = env->mode32 };
+	struct enc e = { .in = in, .m32 = env->mode32, .pre = pre };
 	bool p66, w = false, rexr, rexx, rexb, rex, may_mem, a16;
 	int opsize, seg = 0, seg_at = 0, lock_at = -1;
 	uint8_t rexbyte = 0;
 
-	if (e.m32) {
-		unsigned int i = ifz_rn(r, ARRAY_SIZE(legacy_ops) +
-					ARRAY_SIZE(legacy32_ops));
-
-		op = i < ARRAY_SIZE(legacy_ops) ? &legacy_ops[i] :
-		     &legacy32_ops[i - ARRAY_SIZE(legacy_ops)];
-	} else {
-		op = &legacy_ops[ifz_rn(r, ARRAY_SIZE(legacy_ops))];
-	}
 	p66 = op->mp == 0x66;
 	may_mem = (op->fl & M) && !(op->fl & (RO | FM));
 	in->cls = op_class(op, e.m32);
@@ -800,7 +794,7 @@ static void gen_legacy(struct ifz_rng *r, const struct ifz_env *env,
 	else if (op->map == 3)
 		put(&e, 0x3a, 1);
 	if (op->fl & OPR) {
-		if (op->cls == IFZ_JCC)
+		if (op->cls == IFZ_JCC || op->cls == IFZ_LAZY)
 			put(&e, op->opc + ifz_rn(r, 16), 1);
 		else
 			put(&e, op->opc + ifz_rn(r, 8), 1);
@@ -862,6 +856,222 @@ static void gen_legacy(struct ifz_rng *r, const struct ifz_env *env,
 		   !in->mem ? IFZ_F_NONE :
 		   seg == 0x64 ? IFZ_F_FS : seg == 0x65 ? IFZ_F_GS :
 		   in->a32 ? IFZ_F_A32 : in->a16 ? IFZ_F_A16 : IFZ_F_MEM;
+}
+
+static void gen_legacy(struct ifz_rng *r, const struct ifz_env *env,
+		       unsigned long addr, struct ifz_insn *in)
+{
+	const struct ifz_op *op;
+
+	if (env->mode32) {
+		unsigned int i = ifz_rn(r, ARRAY_SIZE(legacy_ops) +
+					ARRAY_SIZE(legacy32_ops));
+
+		op = i < ARRAY_SIZE(legacy_ops) ? &legacy_ops[i] :
+		     &legacy32_ops[i - ARRAY_SIZE(legacy_ops)];
+	} else {
+		op = &legacy_ops[ifz_rn(r, ARRAY_SIZE(legacy_ops))];
+	}
+	encode_legacy(r, env, addr, in, op, 0);
+}
+
+/*
+ * The lazy-flags class.  QEMU keeps the flags as the last flag-setting
+ * operation and its operands, and computes them only when something reads
+ * them; a trap materialises them.  Unprobed, producer, instruction and
+ * consumer run in one translation block; probed, the breakpoint splits it
+ * and the instruction runs from the slot (or the kernel emulates it) on
+ * flags computed at the trap.  So: an instruction whose only output is
+ * flags, or whose result depends on the flags it finds (adc, sbb, inc
+ * keeping CF, cmc, rcl, setcc, jcc, loopz, pushf), after one that leaves
+ * them in each of QEMU's lazy forms, and before one that reads them.
+ *
+ * No adcx or adox: under QEMU 7.2's TCG, "sahf; adox %fs:0x329(%rcx,
+ * %rbp,4),%esi; cmc" left EFLAGS 0xa8107ed6, bits no instruction sets,
+ * among them IOPL 3, which the trap then kept in the task's flags: every
+ * later run of the worker had IOPL 3, unprobed as probed.
+ *
+ * setcc, rcl and rcr only on registers: QEMU 7.2's TCG computes the flags
+ * they need into its lazy state's source before the memory access, and
+ * when that access faults it rebuilds the flags from the restored lazy
+ * form over the overwritten source.  "xor %ebx,%ebp; setno 0x1322c0c8(%rip)"
+ * faulting showed ZF set for a result 0xe84ea2e4: the probed run, whose
+ * flags the breakpoint had already computed, was right.
+ */
+static const struct ifz_op lazy_ops[] = {
+	X(LAZY, 0, 0x39, -1, 0, M, 0, 0),		/* cmp */
+	X(LAZY, 0, 0x3b, -1, 0, M, 0, 0),
+	X(LAZY, 0, 0x3c, -1, 0, I8 | BYTE, 0, 0),
+	X(LAZY, 0, 0x38, -1, 0, M | BYTE, 0, 0),
+	X(LAZY, 0, 0x83, 7, 0, M | I8, 0, 0),		/* cmp $i8 */
+	X(LAZY, 0, 0x85, -1, 0, M, 0, 0),		/* test */
+	X(LAZY, 0, 0x84, -1, 0, M | BYTE, 0, 0),
+	X(LAZY, 0, 0xa8, -1, 0, I8, 0, 0),
+	X(LAZY, 0, 0xf7, 0, 0, M | IZ | NRIP, 0, 0),	/* test $imm */
+	X(LAZY, 1, 0xa3, -1, 0, M | BTR, 0, 0),		/* bt */
+	X(LAZY, 1, 0xba, 4, 0, M | I8, 0, 0),		/* bt $i8 */
+	X(LAZY, 1, 0x2e, -1, 0, M, 0, 4),		/* ucomiss */
+	X(LAZY, 1, 0x2f, -1, 0x66, M, 0, 8),		/* comisd */
+	X(LAZY, 2, 0x17, -1, 0x66, M, IFZ_NEED_ALIGN16, 16),	/* ptest */
+	X(LAZY, 0, 0xf5, -1, 0, 0, 0, 0),		/* cmc */
+	X(LAZY, 0, 0xf8, -1, 0, 0, 0, 0),		/* clc */
+	X(LAZY, 0, 0x9e, -1, 0, 0, 0, 0),		/* sahf */
+	X(LAZY, 0, 0x9f, -1, 0, 0, 0, 0),		/* lahf */
+	X(LAZY, 0, 0x9c, -1, 0, 0, 0, 0),		/* pushf */
+	X(LAZY, 0, 0x11, -1, 0, M, 0, 0),		/* adc */
+	X(LAZY, 0, 0x1b, -1, 0, M, 0, 0),		/* sbb */
+	X(LAZY, 0, 0x83, 2, 0, M | I8, 0, 0),		/* adc $i8 */
+	X(LAZY, 0, 0x80, 3, 0, M | I8 | BYTE, 0, 0),	/* sbb $i8 */
+	X(LAZY, 0, 0xff, 0, 0, M, 0, 0),		/* inc: CF stays */
+	X(LAZY, 0, 0xfe, 1, 0, M | BYTE, 0, 0),		/* dec */
+	X(LAZY, 0, 0xd1, 2, 0, M | RO, 0, 0),		/* rcl: see above */
+	X(LAZY, 0, 0xd1, 3, 0, M | RO, 0, 0),		/* rcr */
+	X(LAZY, 0, 0xd3, 4, 0, M, 0, 0),		/* shl %cl: 0 keeps them */
+	X(LAZY, 1, 0x90, 0, 0, M | OPR | BYTE | RO, 0, 1),	/* setcc */
+	X(LAZY, 1, 0x40, -1, 0, M | OPR, 0, 0),		/* cmovcc */
+	X(LAZY, 0, 0x70, -1, 0, R8 | N66 | OPR, 0, 0),	/* jcc */
+	X(LAZY, 1, 0x80, -1, 0, R32 | N66 | OPR, 0, 0),
+	X(LAZY, 0, 0xe1, -1, 0, R8 | N66, IFZ_NEED_COUNT, 0),	/* loopz */
+	X(LAZY, 0, 0xe0, -1, 0, R8 | N66, IFZ_NEED_COUNT, 0),	/* loopnz */
+};
+
+/* Is register @n one @in addresses through (or %rsp)? */
+static bool addressing(const struct ifz_insn *in, int n)
+{
+	return n == 4 || n == in->base || n == in->index ||
+	       ((in->need & IFZ_NEED_BIT_REG) && n == in->bit_reg) ||
+	       ((in->need & IFZ_NEED_COUNT) && n == 1);
+}
+
+/* What a producer or consumer writes: nothing, ModRM.rm, ModRM.reg, %ah. */
+enum { W_NONE, W_RM, W_REG, W_AH };
+
+struct ifz_side {
+	uint8_t map, opc;
+	int8_t ext;		/* ModRM.reg; -1 a register; -2 no ModRM */
+	uint8_t w, imm, mp;
+	bool byte;
+};
+
+/* Producers: each of QEMU's lazy forms (add, adc, logic, inc, shl, ...). */
+static const struct ifz_side producers[] = {
+	{ 0, 0x01, -1, W_RM }, { 0, 0x00, -1, W_RM, .byte = 1 },
+	{ 0, 0x29, -1, W_RM }, { 0, 0x28, -1, W_RM, .byte = 1 },
+	{ 0, 0x11, -1, W_RM }, { 0, 0x19, -1, W_RM }, { 0, 0x21, -1, W_RM },
+	{ 0, 0x09, -1, W_RM }, { 0, 0x31, -1, W_RM }, { 0, 0x39, -1, W_NONE },
+	{ 0, 0x85, -1, W_NONE }, { 0, 0x84, -1, W_NONE, .byte = 1 },
+	{ 0, 0xff, 0, W_RM }, { 0, 0xff, 1, W_RM }, { 0, 0xfe, 0, W_RM, .byte = 1 },
+	{ 0, 0xf7, 3, W_RM },					/* neg */
+	{ 0, 0xd1, 4, W_RM }, { 0, 0xd1, 5, W_RM }, { 0, 0xd1, 7, W_RM },
+	{ 0, 0xd3, 4, W_RM }, { 0, 0xd3, 5, W_RM },		/* %cl: 0 too */
+	{ 0, 0xc1, 7, W_RM, 1 }, { 0, 0xc0, 4, W_RM, 1, .byte = 1 },
+	{ 0, 0xd1, 0, W_RM }, { 0, 0xd3, 1, W_RM }, { 0, 0xd1, 2, W_RM },
+	{ 1, 0xaf, -1, W_REG },					/* imul */
+	{ 1, 0xa3, -1, W_NONE }, { 1, 0xba, 5, W_RM, 1 },	/* bt, bts */
+	{ 1, 0xbc, -1, W_REG }, { 1, 0xb8, -1, W_REG, 0, 0xf3 },	/* bsf, popcnt */
+	{ 1, 0xbd, -1, W_REG, 0, 0xf3 },			/* lzcnt */
+	{ 1, 0xa4, -1, W_RM, 1 }, { 1, 0xad, -1, W_RM },	/* shld, shrd */
+	{ 0, 0xf5, -2 }, { 0, 0xf9, -2 }, { 0, 0x9e, -2 },	/* cmc, stc, sahf */
+};
+
+/* Consumers: setcc, adc, sbb, cmovcc, lahf, rcl, inc, cmc. */
+static const struct ifz_side consumers[] = {
+	{ 1, 0x92, 0, W_RM, .byte = 1 }, { 1, 0x94, 0, W_RM, .byte = 1 },
+	{ 1, 0x9f, 0, W_RM, .byte = 1 }, { 1, 0x9a, 0, W_RM, .byte = 1 },
+	{ 0, 0x11, -1, W_RM }, { 0, 0x19, -1, W_RM },
+	{ 1, 0x42, -1, W_REG }, { 1, 0x4c, -1, W_REG },
+	{ 0, 0x9f, -2, W_AH }, { 0, 0xd1, 2, W_RM }, { 0, 0xff, 0, W_RM },
+	{ 0, 0xf5, -2 },
+};
+
+/*
+ * bt's: the flags bt leaves undefined (OF, SF, AF, PF) QEMU 7.2's TCG
+ * derives from its lazy state, which the breakpoint's trap has already
+ * turned into plain flags: bt after "test %bh,%al" left OF set unprobed,
+ * clear probed.  adc and sbb redefine them all from CF and registers.
+ */
+static const struct ifz_side cf_consumers[] = {
+	{ 0, 0x11, -1, W_RM }, { 0, 0x19, -1, W_RM },
+};
+
+enum { SIDE_PRODUCER, SIDE_CONSUMER, SIDE_CF_CONSUMER };
+
+/*
+ * A register-only producer or consumer (@side) of @in's flags at @p,
+ * writing no register @in addresses through.  Returns its length (at
+ * most 7).
+ */
+static int lazy_side(struct ifz_rng *r, const struct ifz_env *env,
+		     const struct ifz_insn *in, uint8_t *p, int side)
+{
+	const struct ifz_side *op;
+	int n = 0, rm, reg, dst, nreg = env->mode32 ? 8 : 16;
+	bool rex;
+
+	do {
+		if (side == SIDE_CF_CONSUMER)
+			op = &cf_consumers[ifz_rn(r, ARRAY_SIZE(cf_consumers))];
+		else if (side == SIDE_CONSUMER)
+			op = &consumers[ifz_rn(r, ARRAY_SIZE(consumers))];
+		else
+			op = &producers[ifz_rn(r, ARRAY_SIZE(producers))];
+	} while (op->w == W_AH && addressing(in, 0));
+	if (op->ext == -2) {
+		p[n++] = op->opc;
+		return n;
+	}
+	rex = !env->mode32 && ifz_rn(r, 2);
+	do {
+		rm = ifz_rn(r, rex ? nreg : 8);
+		reg = op->ext >= 0 ? op->ext : ifz_rn(r, rex ? nreg : 8);
+		dst = op->w == W_RM ? rm : op->w == W_REG ? reg : -1;
+		/* byte registers 4-7 with no REX are ah, ch, dh, bh */
+		if (op->byte && !rex && dst >= 4)
+			dst -= 4;
+	} while (dst >= 0 && addressing(in, dst));
+	if (op->mp)
+		p[n++] = op->mp;
+	else if (ifz_rn(r, 5) == 0)
+		p[n++] = 0x66;
+	if (rex)
+		p[n++] = 0x40 | ifz_rn(r, 2) << 3 | (reg >= 8) << 2 | (rm >= 8);
+	if (op->map)
+		p[n++] = 0x0f;
+	if (op->map == 2)
+		p[n++] = 0x38;
+	p[n++] = op->opc;
+	p[n++] = 0xc0 | (reg & 7) << 3 | (rm & 7);
+	if (op->imm)
+		p[n++] = ifz_rn(r, 3) ? ifz_rn(r, 70) : ifz_rnd(r);
+	return n;
+}
+
+/*
+ * The lazy-flags case: the instruction, the producer right before it
+ * (after nops, in the IFZ_LAZY_PRE bytes where the case enters) and now
+ * and then a consumer right after it.  A branch never lands in the
+ * producer: the instruction would run twice.
+ */
+#define IFZ_LAZY_PRE	8
+
+static void gen_lazy(struct ifz_rng *r, const struct ifz_env *env,
+		     unsigned long addr, struct ifz_insn *in)
+{
+	const struct ifz_op *op;
+	int n;
+
+	op = &lazy_ops[ifz_rn(r, ARRAY_SIZE(lazy_ops))];
+	encode_legacy(r, env, addr, in, op, IFZ_LAZY_PRE);
+	in->cls = IFZ_LAZY;
+	memset(in->pre, 0x90, sizeof(in->pre));
+	n = lazy_side(r, env, in, in->post, SIDE_PRODUCER);
+	memcpy(in->pre + IFZ_LAZY_PRE - n, in->post, n);
+	in->pre_len = IFZ_LAZY_PRE;
+	memset(in->post, 0, sizeof(in->post));
+	if (op->map == 1 && (op->opc == 0xa3 || op->opc == 0xba))
+		in->post_len = lazy_side(r, env, in, in->post, SIDE_CF_CONSUMER);
+	else if (!(op->fl & (R8 | R32)) && ifz_rn(r, 4))
+		in->post_len = lazy_side(r, env, in, in->post, SIDE_CONSUMER);
 }
 
 static void gen_vex(struct ifz_rng *r, const struct ifz_env *env,
@@ -1108,7 +1318,10 @@ void ifz_gen_insn(struct ifz_rng *r, const struct ifz_env *env,
 	memset(in, 0, sizeof(*in));
 	in->base = 0xff;
 	in->index = 0xff;
-	switch (ifz_rn(r, 20)) {
+	switch (ifz_rn(r, 22)) {
+	case 21:
+		gen_lazy(r, env, addr, in);
+		break;
 	case 0:
 		if (env->mode32)
 			gen_random32(r, in);

@@ -787,6 +787,12 @@ struct ifz_batch {
 	int fd[IFZ_CELLS];
 };
 
+/* Where cell @i's case starts: its instruction, or a lazy case's producer. */
+static unsigned long entry_of(const struct ifz_insn *in, int i)
+{
+	return IFZ_CELL(i) + IFZ_CELL_INSN - in[i].pre_len;
+}
+
 static double now(void)
 {
 	struct timespec t;
@@ -806,9 +812,14 @@ static int write_code(const char *path, const struct ifz_batch *b)
 		return -ENOMEM;
 	memset(img, 0xcc, len);
 	memcpy(img, stub, sizeof(stub));
-	for (i = 0; i < IFZ_CELLS; i++)
-		memcpy(img + IFZ_CELL(i) - IFZ_CODE + IFZ_CELL_INSN, b->in[i].bytes,
-		       b->in[i].len);
+	for (i = 0; i < IFZ_CELLS; i++) {
+		const struct ifz_insn *in = &b->in[i];
+		uint8_t *at = img + IFZ_CELL(i) - IFZ_CODE + IFZ_CELL_INSN;
+
+		memcpy(at - in->pre_len, in->pre, in->pre_len);
+		memcpy(at, in->bytes, in->len);
+		memcpy(at + in->len, in->post, in->post_len);
+	}
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0700);
 	if (fd < 0 || write(fd, img, len) != (ssize_t)len)
 		err = -errno ? -errno : -EIO;
@@ -885,6 +896,18 @@ static void explain(const struct ifz_insn *in, const struct ifz_outcome *a,
 	dump_slots(in);
 }
 
+/* A lazy-flags case's producer (after nops) and consumer. */
+static void print_sides(const struct ifz_insn *in)
+{
+	char pre[32], post[32];
+
+	if (!in->pre_len)
+		return;
+	hex(in->pre, in->pre_len, pre);
+	hex(in->post, in->post_len, post);
+	printf("#   after [%s], before [%s]\n", pre, post);
+}
+
 static void report(uint64_t seed, int batch, int cell, int state,
 		   const struct ifz_insn *in, const char *what)
 {
@@ -902,6 +925,7 @@ static void report(uint64_t seed, int batch, int cell, int state,
 	printf("# DIVERGED seed %#llx batch %d cell %d state %d: %s [%s] (%s):%s\n",
 	       (unsigned long long)seed, batch, cell, state, ifz_class_name(in->cls),
 	       bytes, ifz_form_name(in->form), what);
+	print_sides(in);
 	printf("#   replay: uprobe_insnfuzz%s --seed %#llx --batch %d --states %d\n",
 	       IFZ_COMPAT ? " --compat" : "", (unsigned long long)seed, batch, nstates);
 }
@@ -1081,7 +1105,7 @@ static void confirm(struct ifz_batch *b, int i, int k, int *extra)
 	int n;
 
 	for (n = 0; n < 2; n++) {
-		run(&o, IFZ_CELL(i) + IFZ_CELL_INSN, &b->st[i][k], k & 1);
+		run(&o, entry_of(b->in, i), &b->st[i][k], k & 1);
 		++*extra;
 		ret_extra += k & 1;
 		if (!differ(&b->plain[i][k], &o, what, sizeof(what))) {
@@ -1132,7 +1156,7 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 				ifz_class_name(b.in[i].cls), bytes);
 		}
 		for (k = 0; k < nstates; k++) {
-			run(&b.plain[i][k], IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
+			run(&b.plain[i][k], entry_of(b.in, i), &b.st[i][k], k & 1);
 			bad += tls_report(seed, batch, i, k, &b.in[i], &b.plain[i][k],
 					  "unprobed");
 			if (b.plain[i][k].timeout)
@@ -1174,7 +1198,7 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 		else
 			stats->probed[in->cls] += nstates;
 		for (k = 0; k < nstates; k++) {
-			run(&o, IFZ_CELL(i) + IFZ_CELL_INSN, &b.st[i][k], k & 1);
+			run(&o, entry_of(b.in, i), &b.st[i][k], k & 1);
 			if (!xol_hi && !unprobed_only)
 				find_xol_area();
 			stats->runs++;
@@ -1202,6 +1226,7 @@ static int do_batch(const struct ut_pmu *pmu, uint64_t seed, int batch, bool ver
 			printf("# cell %3d %-16s %-9s %s [%s]\n", i, ifz_class_name(in->cls),
 			       ifz_form_name(in->form), b.fd[i] < 0 ? "refused" : "probed ",
 			       bytes);
+			print_sides(in);
 		}
 	}
 
