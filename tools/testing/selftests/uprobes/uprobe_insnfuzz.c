@@ -1296,6 +1296,9 @@ static void print_coverage(void)
 	printf("# not reached: EVEX (AVX-512: QEMU TCG has none), %s\n",
 	       IFZ_COMPAT ? "64-bit code (uprobe_insnfuzz)" :
 			    "32-bit code (uprobe_insnfuzz --compat)");
+	/* see insnfuzz_gen.c: each is a QEMU 7.2 TCG behaviour */
+	printf("# not reached (QEMU 7.2): %s, adcx, adox, lazy setcc/rcl/rcr on memory\n",
+	       IFZ_COMPAT ? "gathers" : "gathers indexed by %xmm4");
 	printf("# runs %lu (probed %lu), timeouts %lu, count errors %lu\n",
 	       stats->runs, stats->probed_runs, stats->timeouts, stats->count_errors);
 	printf("# divergent runs that did not come back when run again: %lu\n",
