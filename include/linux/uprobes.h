@@ -121,6 +121,9 @@ enum uprobe_task_state {
  * @depth: length of @return_instances.
  * @ri_cache: freed return instances kept for the thread's next returns.
  * @ri_cached: length of @ri_cache.
+ * @jump_site: a probed address whose jump a single-step took into its
+ *	stub (kernel/events/uprobes_jump.c): the hit is handled on the way
+ *	back to user space; 0 otherwise.
  */
 struct uprobe_task {
 	enum uprobe_task_state		state;
@@ -138,6 +141,7 @@ struct uprobe_task {
 	struct return_instance		*return_instances;
 	struct return_instance		*ri_cache;
 	unsigned int			ri_cached;
+	unsigned long			jump_site;
 };
 
 /* Context in which arch_uretprobe_is_alive() is asked about a frame. */
@@ -169,6 +173,7 @@ struct return_instance {
 
 struct xol_area;
 struct uprobe_bp_table;
+struct uprobe_jumps;
 
 /**
  * struct uprobes_state - per-mm uprobes state (embedded in mm_struct)
@@ -176,10 +181,14 @@ struct uprobe_bp_table;
  *	created at the first step or return probe in this mm.
  * @bp_table: the breakpoints installed in this mm, by address, read
  *	locklessly on a hit; created at the first install.
+ * @jumps: the stubs that probed sites jump to instead of trapping, and
+ *	the site each stands for (kernel/events/uprobes_jump.c); shared
+ *	with forked children until one side adds a stub.
  */
 struct uprobes_state {
 	struct xol_area		*xol_area;
 	struct uprobe_bp_table	*bp_table;
+	struct uprobe_jumps __rcu	*jumps;
 };
 
 /* The architecture's side; __weak defaults live in the core. */
@@ -219,6 +228,13 @@ bool arch_uprobe_direct_start(struct arch_uprobe *aup, unsigned long vaddr,
 void arch_uprobe_direct_leave(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_direct_trapped(void);
 void arch_uprobe_trap_not_ours(struct pt_regs *regs);
+unsigned int arch_uprobe_jump_ok(struct arch_uprobe *aup, struct pt_regs *regs);
+unsigned int arch_uprobe_jump_insn(struct arch_uprobe *aup, unsigned long vaddr,
+				   unsigned long stub, u8 *insn);
+unsigned long arch_uprobe_jump_target(unsigned long vaddr, const u8 *code);
+bool arch_uprobe_jump_stubs(void *page);
+bool arch_uprobe_jump_rewind(struct pt_regs *regs, unsigned int at);
+void arch_uprobe_jump_sync(void);
 bool arch_uprobe_other_trap_insn(struct pt_regs *regs);
 const void *arch_uretprobe_syscall_trampoline(unsigned int *len);
 bool arch_uretprobe_may_use_syscall(struct pt_regs *regs);
@@ -246,6 +262,8 @@ void uprobes_init(void);
 int uprobe_mmap(struct vm_area_struct *vma);
 void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		   unsigned long end);
+int uprobe_mremap(struct vm_area_struct *vma, unsigned long start,
+		  unsigned long end);
 void uprobe_start_dup_mmap(void);
 void uprobe_end_dup_mmap(void);
 void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm);
@@ -261,6 +279,14 @@ unsigned long uprobe_get_trampoline_vaddr(void);
 unsigned long uprobe_get_syscall_trampoline_vaddr(void);
 bool uprobe_in_syscall_trampoline(struct pt_regs *regs);
 void uprobe_handle_trampoline(struct pt_regs *regs);
+unsigned long uprobe_jump_site(unsigned long stub, unsigned int *len,
+			       unsigned int *at);
+void uprobe_jump_hit(struct pt_regs *regs, unsigned long vaddr,
+		     unsigned int len);
+bool uprobe_jump_fixup(struct pt_regs *regs);
+bool uprobe_jump_stepped(struct pt_regs *regs);
+bool uprobe_jump_from_stub(struct pt_regs *regs);
+void uprobe_jump_leave(struct pt_regs *regs);
 void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user);
 
 #else /* !CONFIG_UPROBES */
@@ -342,6 +368,12 @@ static inline void uprobe_munmap(struct vm_area_struct *vma,
 {
 }
 
+static inline int uprobe_mremap(struct vm_area_struct *vma,
+				unsigned long start, unsigned long end)
+{
+	return 0;
+}
+
 static inline void uprobe_start_dup_mmap(void)
 {
 }
@@ -384,6 +416,20 @@ static inline void uprobe_clear_state(struct mm_struct *mm)
 
 static inline void uprobe_fix_callchain(u64 *ips, unsigned int nr,
 					bool in_user)
+{
+}
+
+static inline bool uprobe_jump_fixup(struct pt_regs *regs)
+{
+	return false;
+}
+
+static inline bool uprobe_jump_from_stub(struct pt_regs *regs)
+{
+	return false;
+}
+
+static inline void uprobe_jump_leave(struct pt_regs *regs)
 {
 }
 

@@ -1022,4 +1022,5 @@ EXPORT_SYMBOL_GPL(uprobe_unregister);
 void __init uprobes_init(void)
 {
 	uprobes_hit_init();
+	uprobe_jump_init();
 }

@@ -60,6 +60,7 @@
 #include <linux/sched/coredump.h>
 #include <linux/sched/signal.h>
 #include <linux/sched/task.h>
+#include <linux/sched/task_stack.h>
 #include <linux/slab.h>
 #include <linux/uprobes.h>
 
@@ -420,13 +421,15 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	struct mm_struct *mm = current->mm;
 	struct uprobe_task *utask;
 	struct uprobe *uprobe;
+	unsigned int len;
 	int idx;
 
 	idx = srcu_read_lock(&uprobes_srcu);
 	uprobe = uprobe_bp_lookup(mm, bp_vaddr);
 	if (unlikely(!uprobe)) {
 		/* The trampolines are never in the table: look there first. */
-		if (uprobe_trampoline_trap(regs, bp_vaddr))
+		if (uprobe_trampoline_trap(regs, bp_vaddr) ||
+		    uprobe_jump_trap(regs, bp_vaddr))
 			goto out;
 		uprobe = uprobe_bp_lookup_slow(mm, bp_vaddr);
 	}
@@ -445,6 +448,9 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	if (!leave_step_retry(utask, bp_vaddr) &&
 	    run_handlers(uprobe, regs, utask, bp_vaddr))
 		goto out;
+	len = arch_uprobe_jump_ok(&uprobe->arch, regs);
+	if (unlikely(len))
+		uprobe_jump_install(uprobe, bp_vaddr, len);
 	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
 		goto out;
 	if (uprobe_direct_run(uprobe, regs, utask, bp_vaddr))
@@ -452,6 +458,70 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	start_step(uprobe, regs, utask, bp_vaddr);
 out:
 	srcu_read_unlock(&uprobes_srcu, idx);
+}
+
+/**
+ * uprobe_jump_hit - a thread came to a site through its stub
+ * @regs: its user registers as they were at the site (ip aside)
+ * @vaddr: the site
+ * @len: the probed instruction's length
+ *
+ * The handlers run as for a breakpoint at @vaddr; then the instruction,
+ * a nop, is done: the thread goes on after it.  A probe removed meanwhile
+ * (the thread was in the stub) leaves only the nop to do.  A hit whose
+ * handlers took the probe out of this mm runs the restored instruction.
+ *
+ * Context: the stub's syscall, or the way back to user space; may sleep.
+ */
+void uprobe_jump_hit(struct pt_regs *regs, unsigned long vaddr,
+		     unsigned int len)
+{
+	struct mm_struct *mm = current->mm;
+	struct uprobe_task *utask;
+	struct uprobe *uprobe;
+	int idx;
+
+	instruction_pointer_set(regs, vaddr);
+	idx = srcu_read_lock(&uprobes_srcu);
+	uprobe = uprobe_bp_lookup(mm, vaddr);
+	if (unlikely(!uprobe))
+		uprobe = uprobe_bp_lookup_slow(mm, vaddr);
+	utask = uprobe ? uprobe_get_utask() : NULL;
+	if (utask && run_handlers(uprobe, regs, utask, vaddr))
+		goto out;
+	if (!uprobe || !arch_uprobe_skip_sstep(&uprobe->arch, regs))
+		instruction_pointer_set(regs, vaddr + len);
+out:
+	srcu_read_unlock(&uprobes_srcu, idx);
+}
+
+/**
+ * uprobe_jump_defer - a hit at a jump site, handled on the way out
+ * @regs: the user registers, as at the site
+ * @vaddr: the site
+ * @len: the probed instruction's length
+ *
+ * For a hit found where handlers cannot run (a trap with interrupts off):
+ * the thread is put after the instruction, as if it had run, and the hit
+ * is handled in uprobe_notify_resume().  Without memory for the thread's
+ * state, the hit is not reported.
+ *
+ * Context: any.
+ */
+void uprobe_jump_defer(struct pt_regs *regs, unsigned long vaddr,
+		       unsigned int len)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (!utask) {
+		utask = kzalloc(sizeof(*utask), GFP_ATOMIC | __GFP_NOWARN);
+		current->utask = utask;
+	}
+	instruction_pointer_set(regs, vaddr + len);
+	if (!utask)
+		return;
+	utask->jump_site = vaddr;
+	set_thread_flag(TIF_UPROBE);
 }
 
 /* The step trapped back (or was aborted): finish it. */
@@ -499,6 +569,13 @@ void uprobe_notify_resume(struct pt_regs *regs)
 
 	clear_thread_flag(TIF_UPROBE);
 	utask = current->utask;
+	if (utask && utask->jump_site) {
+		unsigned long vaddr = utask->jump_site;
+
+		utask->jump_site = 0;
+		uprobe_jump_hit(regs, vaddr, instruction_pointer(regs) - vaddr);
+		return;
+	}
 	if (utask && utask->state != UTASK_RUNNING)
 		finish_step(utask, regs);
 	else
@@ -551,6 +628,8 @@ bool uprobe_deny_signal(void)
 	struct uprobe_task *utask = current->utask;
 	bool abort_step;
 
+	/* Before anything: no one may see the thread in a stub. */
+	uprobe_jump_leave(current_pt_regs());
 	if (likely(!utask))
 		return false;
 	if (utask->state == UTASK_RUNNING &&

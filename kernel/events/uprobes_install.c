@@ -111,9 +111,23 @@ static bool page_has_swbp(struct page *page, unsigned long vaddr)
 	return is_swbp_insn(&cur);
 }
 
+/* Is there a jump of ours at @vaddr in @page (mapped at @vaddr's page)? */
+static bool page_has_jump(struct mm_struct *mm, struct page *page,
+			  unsigned long vaddr)
+{
+	u8 code[UPROBE_JUMP_INSN_BYTES];
+
+	if (!rcu_access_pointer(mm->uprobes_state.jumps) ||
+	    offset_in_page(vaddr) + sizeof(code) > PAGE_SIZE)
+		return false;
+	memcpy_from_page((char *)code, page, offset_in_page(vaddr),
+			 sizeof(code));
+	return uprobe_jump_at(mm, vaddr, code);
+}
+
 /* Read the opcode at @vaddr of @mm without breaking copy-on-write. */
 static int read_opcode(struct mm_struct *mm, unsigned long vaddr,
-		       uprobe_opcode_t *opcode)
+		       uprobe_opcode_t *opcode, bool *jump)
 {
 	struct page *page;
 	long got;
@@ -123,6 +137,7 @@ static int read_opcode(struct mm_struct *mm, unsigned long vaddr,
 		return got < 0 ? got : -EFAULT;
 	memcpy_from_page((char *)opcode, page, offset_in_page(vaddr),
 			 UPROBE_SWBP_INSN_SIZE);
+	*jump = page_has_jump(mm, page, vaddr);
 	put_page(page);
 	return 0;
 }
@@ -207,7 +222,9 @@ static int write_page_opcodes(struct mm_struct *mm,
 		if (IS_ERR_OR_NULL(page))
 			return PTR_ERR_OR_ZERO(page);
 		for (i = 0; i < nr && !any; i++)
-			any = items[i].pick && page_has_swbp(page, items[i].vaddr);
+			any = items[i].pick &&
+			      (page_has_swbp(page, items[i].vaddr) ||
+			       page_has_jump(mm, page, items[i].vaddr));
 		put_page(page);
 		if (!any)
 			return 0;
@@ -233,13 +250,24 @@ static int write_page_opcodes(struct mm_struct *mm,
 		if (!it->pick)
 			continue;
 		at = kaddr + offset_in_page(it->vaddr);
+		/* A jump to a stub goes first: the breakpoint is back. */
+		if (!install && it->uprobe) {
+			const u8 *orig = (const u8 *)&it->uprobe->arch.insn;
+
+			if (uprobe_jump_undo(vma, page, it->vaddr, at, orig)) {
+				dirty = true;
+			} else if (uprobe_jump_hidden(mm, it->vaddr, at, orig)) {
+				it->foreign = true;
+				continue;
+			}
+		}
 		memcpy(&cur, at, UPROBE_SWBP_INSN_SIZE);
 		if (!install)
 			memcpy(&op, it->orig, UPROBE_SWBP_INSN_SIZE);
-		/* The program's own byte stays. */
+		/* The program's own byte stays; a jump of ours is installed. */
 		if (install && !is_swbp_insn(&cur) &&
 		    memcmp(&cur, it->orig, UPROBE_SWBP_INSN_SIZE)) {
-			it->foreign = true;
+			it->foreign = !page_has_jump(mm, page, it->vaddr);
 			continue;
 		}
 		/* Nothing to do, or a byte someone else changed: left. */
@@ -749,6 +777,7 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 	struct vm_area_struct *vma;
 	struct uprobe *uprobe;
 	uprobe_opcode_t op;
+	bool jump = false;
 
 	mmap_read_lock(mm);
 	uprobe = uprobe_bp_lookup(mm, vaddr);
@@ -762,8 +791,8 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 	if (!uprobe)
 		goto out;
 	/* A refused probe's 0xcc is the program's own: it gets SIGTRAP. */
-	if (read_opcode(mm, vaddr, &op) || !is_swbp_insn(&op) ||
-	    !uprobe_may_have_bps(uprobe)) {
+	if (read_opcode(mm, vaddr, &op, &jump) ||
+	    (!is_swbp_insn(&op) && !jump) || !uprobe_may_have_bps(uprobe)) {
 		put_uprobe(uprobe);
 		uprobe = NULL;
 		goto out;
@@ -1021,6 +1050,7 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 		return;
 	set_bit(MMF_HAS_UPROBES, &newmm->flags);
 	xol_dup_area(oldmm, newmm);
+	uprobe_jump_dup(oldmm, newmm);
 	if (!old)
 		return;
 	new = bp_table_create(newmm);
@@ -1053,6 +1083,7 @@ void uprobe_clear_state(struct mm_struct *mm)
 	struct uprobe_bp_table *t = bp_table(mm);
 
 	xol_free_area(mm);
+	uprobe_jump_free(mm);
 	if (!t)
 		return;
 	WRITE_ONCE(mm->uprobes_state.bp_table, NULL);

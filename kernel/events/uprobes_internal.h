@@ -15,6 +15,7 @@
  *   uprobes_direct.c   out of line without a step: a copy and a jump back
  *                      in a slot the thread owns
  *   uprobes_ret.c      return probes: hijacked returns and the trampoline
+ *   uprobes_jump.c     sites entered by a jump to a stub, not a trap
  *   uprobes_debug.c    delays that widen race windows, for tests
  */
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
@@ -533,6 +534,30 @@ static inline bool uprobe_direct_in_slot(struct uprobe_task *utask,
 	return utask->own_slot &&
 	       ip - utask->own_xol_vaddr < UPROBE_XOL_SLOT_BYTES;
 }
+
+/* uprobes_jump.c: sites entered by a jump to a stub instead of a trap */
+#ifndef UPROBE_JUMP_STUB_BYTES
+/* The architecture has none (arch_uprobe_jump_stubs() says so). */
+#define UPROBE_JUMP_STUB_BYTES	64
+#define UPROBE_JUMP_INSN_BYTES	8
+#define UPROBE_JUMP_SYSCALL_AT	UINT_MAX
+#define UPROBE_JUMP_TRAP_AT	UINT_MAX
+#endif
+
+void uprobe_jump_init(void);
+bool uprobe_jump_at(struct mm_struct *mm, unsigned long vaddr, const u8 *code);
+bool uprobe_jump_undo(struct vm_area_struct *vma, struct page *page,
+		      unsigned long vaddr, u8 *code, const u8 *orig);
+bool uprobe_jump_hidden(struct mm_struct *mm, unsigned long vaddr,
+			const u8 *code, const u8 *orig);
+void uprobe_jump_install(struct uprobe *uprobe, unsigned long vaddr,
+			 unsigned int len);
+void uprobe_jump_dup(struct mm_struct *oldmm, struct mm_struct *newmm);
+void uprobe_jump_free(struct mm_struct *mm);
+bool uprobe_jump_trap(struct pt_regs *regs, unsigned long bp_vaddr);
+/* uprobes_hit.c */
+void uprobe_jump_defer(struct pt_regs *regs, unsigned long vaddr,
+		       unsigned int len);
 
 /* uprobes_debug.c: race windows widened for tests */
 enum uprobe_delay_point {

@@ -397,6 +397,7 @@ void uprobe_free_returns(struct uprobe_task *utask)
  * hijacked a return address, one return slot per pending instance (a
  * chain of tail calls shares one), in the order of the instance list.
  * Replace each with the address the function will really return to.
+ * A first entry in a jump stub (uprobes_jump.c) becomes its probed site.
  *
  * The list is current's own and changes only in current's process
  * context, unlinking before freeing; so it can be walked from the task
@@ -406,10 +407,17 @@ void uprobe_free_returns(struct uprobe_task *utask)
 void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user)
 {
 	struct uprobe_task *utask = current->utask;
+	unsigned int i, len, at;
 	struct return_instance *ri;
 	struct xol_area *area;
-	unsigned int i;
+	unsigned long site;
 
+	/* In a jump stub, or entering the kernel from one: at the site. */
+	if (nr && current->mm) {
+		site = uprobe_jump_site(ips[0], &len, &at);
+		if (site)
+			ips[0] = site;
+	}
 	if (!utask || !current->mm || (!in_task() && !in_user))
 		return;
 	ri = utask->return_instances;

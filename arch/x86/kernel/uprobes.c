@@ -994,6 +994,9 @@ int arch_uprobe_exception_notify(struct notifier_block *self,
 			*dr6 &= ~DR_STEP;
 			return NOTIFY_STOP;
 		}
+		/* A step that took a jump site's jump: the step trap goes on. */
+		if (*dr6 & DR_STEP)
+			uprobe_jump_stepped(regs);
 		break;
 	}
 	return NOTIFY_DONE;

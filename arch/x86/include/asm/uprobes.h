@@ -28,6 +28,17 @@ typedef u8 uprobe_opcode_t;
  */
 #define UPROBE_XOL_SLOT_BYTES		64
 
+/*
+ * Jump sites (arch/x86/kernel/uprobes_jump.c): a probed long nop becomes
+ * a jmp rel32 to a stub of UPROBE_JUMP_STUB_BYTES; the stub's int3, at
+ * UPROBE_JUMP_TRAP_AT, is reached only when its syscall (ending at
+ * UPROBE_JUMP_SYSCALL_AT) did not run.
+ */
+#define UPROBE_JUMP_STUB_BYTES		32
+#define UPROBE_JUMP_INSN_BYTES		5
+#define UPROBE_JUMP_SYSCALL_AT		16
+#define UPROBE_JUMP_TRAP_AT		28
+
 #define UPROBE_SWBP_INSN		0xcc
 #define UPROBE_SWBP_INSN_SIZE		1
 
