@@ -519,6 +519,16 @@ static void modrm(struct ifz_rng *r, struct enc *e, uint32_t fl, int ext,
 			e->disp_bytes = 4;
 		else
 			in->base = base | (rexb ? 8 : 0);
+		/*
+		 * 32-bit code: no base and no index is an absolute disp32,
+		 * aimed as [disp32] is.  A random one reached the [uprobes]
+		 * area, which the first probed run maps: "vpaddd 0xffffa079,
+		 * %ymm6,%ymm7" faulted unprobed and loaded a slot probed.
+		 */
+		if (e->m32 && in->base == 0xff && in->index == 0xff) {
+			e->rip = true;
+			in->rip = 1;
+		}
 	} else if (rm == 5 && mod == 0) {
 		e->rip = true;
 		in->rip = 1;
