@@ -26,9 +26,9 @@
  */
 
 #include <linux/ptrace.h>
+#include <linux/sync_core.h>
 #include <linux/syscalls.h>
 #include <linux/uprobes.h>
-#include <asm/sync_core.h>
 #include <asm/unaligned.h>
 
 #define UPROBE_JUMP_RED_ZONE	128
