@@ -57,7 +57,7 @@ static const u8 uprobe_jump_stub[UPROBE_JUMP_STUB_BYTES] = {
 	0xcc, 0xcc, 0xcc,
 };
 
-/* What the stub pushed, lowest address first. */
+/* What the stub pushed, lowest address first: the return trampoline's frame. */
 struct uprobe_jump_frame {
 	unsigned long	r11;
 	unsigned long	cx;
@@ -232,32 +232,21 @@ bool arch_uprobe_jump_rewind(struct pt_regs *regs, unsigned int at)
 SYSCALL_DEFINE0(uprobe)
 {
 	struct pt_regs *regs = task_pt_regs(current);
-	struct uprobe_jump_frame __user *f = (void __user *)regs->sp;
-	unsigned long site, r11, cx, ax;
 	unsigned int len, at;
+	unsigned long site;
 
 	site = uprobe_jump_site(regs->ip, &len, &at);
 	if (!site || at != UPROBE_JUMP_SYSCALL_AT || !user_64bit_mode(regs))
 		return -ENXIO;
-	/* Three loads in one user access window, on every hit. */
-	if (!user_access_begin(f, sizeof(*f)))
-		goto fault;
-	unsafe_get_user(r11, &f->r11, efault);
-	unsafe_get_user(cx, &f->cx, efault);
-	unsafe_get_user(ax, &f->ax, efault);
-	user_access_end();
-	regs->r11 = r11;
-	regs->cx = cx;
-	regs->ax = ax;
-	regs->sp += sizeof(*f) + UPROBE_JUMP_RED_ZONE;
+	/* The stub saved what the return trampoline saves, in its order. */
+	if (arch_uretprobe_syscall_unwind(regs)) {
+		/* The stack the stub just wrote is gone: another thread unmapped it. */
+		force_sig(SIGSEGV);
+		return -EFAULT;
+	}
+	regs->sp += UPROBE_JUMP_RED_ZONE;
 	/* Not a syscall to restart: ax is the program's. */
 	regs->orig_ax = -1;
 	uprobe_jump_hit(regs, site, len);
 	return regs->ax;
-efault:
-	user_access_end();
-fault:
-	/* The stack the stub just wrote is gone: another thread unmapped it. */
-	force_sig(SIGSEGV);
-	return -EFAULT;
 }
