@@ -40,6 +40,7 @@
 #include <linux/mman.h>
 #include <linux/oom.h>
 #include <linux/pagemap.h>
+#include <linux/rmap.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
@@ -187,6 +188,39 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 }
 
 /*
+ * Take @page, the mm's copy mapped at @vaddr of @vma, out of the page
+ * table while its bytes change; @pvmw then holds the page table lock, and
+ * @pte the entry for opcodes_map() to put back.  Writing code that other
+ * threads may be running is cross-modification: a CPU may go on executing
+ * what it fetched before the write (QEMU's TCG, translating the page while
+ * it is written, keeps the old bytes for good: a breakpoint installed but
+ * never hit).  With the entry cleared and flushed, every CPU running the
+ * mm has taken the flush between two instructions, and none fetches from
+ * the page until it is back: a thread that touches it faults, and waits
+ * for the mmap_lock we hold.  The same page goes back, so secondary MMUs
+ * need not know.  Return: false when the page is not mapped by a PTE
+ * there (nothing is held then).
+ */
+static bool opcodes_unmap(struct page_vma_mapped_walk *pvmw,
+			  unsigned long vaddr, pte_t *pte)
+{
+	if (!page_vma_mapped_walk(pvmw))
+		return false;
+	if (!pvmw->pte || pvmw->address != (vaddr & PAGE_MASK)) {
+		page_vma_mapped_walk_done(pvmw);
+		return false;
+	}
+	*pte = ptep_clear_flush(pvmw->vma, pvmw->address, pvmw->pte);
+	return true;
+}
+
+static void opcodes_map(struct page_vma_mapped_walk *pvmw, pte_t pte)
+{
+	set_pte_at(pvmw->vma->vm_mm, pvmw->address, pvmw->pte, pte);
+	page_vma_mapped_walk_done(pvmw);
+}
+
+/*
  * Write the breakpoints of the picked @items, all on one page of @mm
  * (@install, @swbp being the breakpoint opcode), or put back their
  * ->orig bytes, in this mm's private copy of the page: one forced write
@@ -202,13 +236,15 @@ static int write_page_opcodes(struct mm_struct *mm,
 			      bool install, uprobe_opcode_t swbp)
 {
 	unsigned int flags = FOLL_FORCE | FOLL_WRITE | FOLL_SPLIT_PMD;
+	struct page_vma_mapped_walk pvmw;
 	struct uprobe_walk_item *it;
 	struct vm_area_struct *vma;
 	unsigned long vaddr = 0;
-	bool dirty = false;
+	bool dirty = false, unmapped;
 	struct page *page;
 	unsigned int i;
 	void *kaddr;
+	pte_t pte;
 	long got;
 
 	mmap_assert_write_locked(mm);
@@ -241,6 +277,12 @@ static int write_page_opcodes(struct mm_struct *mm,
 		put_page(page);
 		return -EFAULT;
 	}
+	pvmw = (struct page_vma_mapped_walk){
+		.pfn = page_to_pfn(page), .nr_pages = 1,
+		.pgoff = page_to_pgoff(page), .vma = vma,
+		.address = vaddr & PAGE_MASK, .flags = PVMW_SYNC,
+	};
+	unmapped = opcodes_unmap(&pvmw, vaddr, &pte);
 	kaddr = kmap_local_page(page);
 	for (i = 0; i < nr; i++) {
 		uprobe_opcode_t cur, op = swbp;
@@ -280,6 +322,8 @@ static int write_page_opcodes(struct mm_struct *mm,
 		dirty = true;
 	}
 	kunmap_local(kaddr);
+	if (unmapped)
+		opcodes_map(&pvmw, pte);
 	if (dirty)
 		set_page_dirty_lock(page);
 	if (!install)
