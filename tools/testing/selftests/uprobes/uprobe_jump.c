@@ -402,9 +402,9 @@ static long uj_same_sum(long *c)
  * period records no fewer hits than the calls made while it was surely
  * on, and no more than those made while it may have been.
  */
-TEST_F_TIMEOUT(jump, counts_exact_while_the_probe_comes_and_goes, 120)
+TEST_F_TIMEOUT(jump, hits_bounded_while_the_probe_comes_and_goes, 120)
 {
-	long s0, s1, s2, s3, lo = 0, hi = 0, lines;
+	long s0, s1, s2, s3, lo = 0, hi = 0, lines, lost;
 	pthread_t th[4];
 	int i, rounds;
 
@@ -434,11 +434,18 @@ TEST_F_TIMEOUT(jump, counts_exact_while_the_probe_comes_and_goes, 120)
 	for (i = 0; i < 4; i++)
 		pthread_join(th[i], NULL);
 	EXPECT_EQ(0, uj_same_bad) TH_LOG("calls that returned a wrong sum");
+	/*
+	 * A fast machine makes more calls than a trace buffer keeps: what
+	 * was overwritten counts as recorded.
+	 */
 	lines = UT_LINES(0, 0);
-	TH_LOG("%ld hits recorded, between %ld and %ld", lines, lo, hi);
+	lost = ut_trace_lost();
+	ASSERT_LE(0, lost);
+	TH_LOG("%ld hits recorded (%ld lines, %ld overwritten), between %ld and %ld",
+	       lines + lost, lines, lost, lo, hi);
 	EXPECT_LT(0, lo);
-	EXPECT_LE(lo, lines);
-	EXPECT_GE(hi, lines);
+	EXPECT_LE(lo, lines + lost);
+	EXPECT_GE(hi, lines + lost);
 }
 
 /*

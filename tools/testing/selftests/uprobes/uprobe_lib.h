@@ -483,6 +483,37 @@ static inline int ut_trace_count(const char *ev, int pid)
 	return ut_trace_walk(ev, pid, NULL, NULL);
 }
 
+/*
+ * Events the per-CPU buffers have lost since the last clear (overwritten,
+ * or dropped when not overwriting), or -1: with one event enabled, its
+ * lines plus these are every event it recorded.
+ */
+static inline long ut_trace_lost(void)
+{
+	long lost = 0, n;
+	int cpu, seen = 0;
+
+	for (cpu = 0; cpu < 4096; cpu++) {
+		char f[64], *all, *p;
+
+		snprintf(f, sizeof(f), "per_cpu/cpu%d/stats", cpu);
+		all = ut_read(f);
+		if (!all)
+			continue;
+		seen++;
+		p = strstr(all, "overrun:");
+		if (p && sscanf(p, "overrun: %ld", &n) == 1)
+			lost += n;
+		p = strstr(all, "dropped events:");
+		if (p && sscanf(p, "dropped events: %ld", &n) == 1)
+			lost += n;
+		free(all);
+		if (seen >= sysconf(_SC_NPROCESSORS_CONF))
+			break;
+	}
+	return seen ? lost : -1;
+}
+
 /* Copy the text of the @idx-th line of @ev (after "ev: ") into @buf. */
 struct ut_nth {
 	int want, seen;
