@@ -448,7 +448,9 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	if (!leave_step_retry(utask, bp_vaddr) &&
 	    run_handlers(uprobe, regs, utask, bp_vaddr))
 		goto out;
-	len = arch_uprobe_jump_ok(&uprobe->arch, regs);
+	/* The knob first: with it off, a trap costs what it did before jumps. */
+	len = READ_ONCE(uprobe_jump_on) ?
+	      arch_uprobe_jump_ok(&uprobe->arch, regs) : 0;
 	if (unlikely(len))
 		uprobe_jump_install(uprobe, bp_vaddr, len);
 	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))

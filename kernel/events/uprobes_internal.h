@@ -544,6 +544,7 @@ static inline bool uprobe_direct_in_slot(struct uprobe_task *utask,
 #define UPROBE_JUMP_TRAP_AT	UINT_MAX
 #endif
 
+extern bool uprobe_jump_on;
 void uprobe_jump_init(void);
 bool uprobe_jump_at(struct mm_struct *mm, unsigned long vaddr, const u8 *code);
 bool uprobe_jump_undo(struct vm_area_struct *vma, struct page *page,

@@ -66,7 +66,7 @@
  * /sys/module/uprobes/parameters/jump: 0 keeps every breakpoint a trap
  * (sites jumped already stay so), to measure one path against the other.
  */
-static bool uprobe_jump_on = true;
+bool uprobe_jump_on __read_mostly = true;
 module_param_named(jump, uprobe_jump_on, bool, 0644);
 
 #define UPROBE_JUMP_STUBS	(PAGE_SIZE / UPROBE_JUMP_STUB_BYTES)
@@ -634,7 +634,7 @@ void uprobe_jump_install(struct uprobe *uprobe, unsigned long vaddr,
 	unsigned int n;
 	u8 *code;
 
-	if (!READ_ONCE(uprobe_jump_on) || !uprobe_jump_stub_pages[0] ||
+	if (!uprobe_jump_stub_pages[0] ||
 	    offset_in_page(vaddr) + UPROBE_JUMP_INSN_BYTES > PAGE_SIZE)
 		return;
 	rcu_read_lock();
