@@ -190,16 +190,18 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 /*
  * Take @page, the mm's copy mapped at @vaddr of @vma, out of the page
  * table while its bytes change; @pvmw then holds the page table lock, and
- * @pte the entry for opcodes_map() to put back.  Writing code that other
- * threads may be running is cross-modification: a CPU may go on executing
- * what it fetched before the write (QEMU's TCG, translating the page while
- * it is written, keeps the old bytes for good: a breakpoint installed but
- * never hit).  With the entry cleared and flushed, every CPU running the
- * mm has taken the flush between two instructions, and none fetches from
- * the page until it is back: a thread that touches it faults, and waits
- * for the mmap_lock we hold.  The same page goes back, so secondary MMUs
- * need not know.  Return: false when the page is not mapped by a PTE
- * there (nothing is held then).
+ * @pte the entry for opcodes_map() to put back.  On x86 a one-byte int3
+ * written into running code is safe, but an emulator need not be: QEMU's
+ * TCG, translating the page on another vCPU while it is written, keeps
+ * the old bytes for as long as the page stays mapped (a breakpoint
+ * installed, never hit; or, restored, a trap that never ends).  With the
+ * entry cleared and flushed, no CPU running the mm is still fetching
+ * from the page (an IPI is taken between instructions, and TCG takes it
+ * between translated blocks), and none fetches from it until it is back:
+ * a thread that touches it faults and waits for our mmap_lock.  A jump
+ * taken out meanwhile needs no step-by-step sync.  The same page goes
+ * back, so secondary MMUs need not know.  Return: false when the page is
+ * not mapped by a PTE there (nothing is held then).
  */
 static bool opcodes_unmap(struct page_vma_mapped_walk *pvmw,
 			  unsigned long vaddr, pte_t *pte)
@@ -218,6 +220,29 @@ static void opcodes_map(struct page_vma_mapped_walk *pvmw, pte_t pte)
 {
 	set_pte_at(pvmw->vma->vm_mm, pvmw->address, pvmw->pte, pte);
 	page_vma_mapped_walk_done(pvmw);
+}
+
+/*
+ * Will an install of the picked @items write a byte into @page?  Not
+ * where the breakpoint is already, nor over a byte of the program's.
+ */
+static bool install_writes(struct uprobe_walk_item *items, unsigned int nr,
+			   struct page *page)
+{
+	uprobe_opcode_t cur;
+	unsigned int i;
+
+	for (i = 0; i < nr; i++) {
+		if (!items[i].pick)
+			continue;
+		memcpy_from_page((char *)&cur, page,
+				 offset_in_page(items[i].vaddr),
+				 UPROBE_SWBP_INSN_SIZE);
+		if (!is_swbp_insn(&cur) &&
+		    !memcmp(&cur, items[i].orig, UPROBE_SWBP_INSN_SIZE))
+			return true;
+	}
+	return false;
 }
 
 /*
@@ -242,7 +267,7 @@ static int write_page_opcodes(struct mm_struct *mm,
 	unsigned long vaddr = 0;
 	bool dirty = false, unmapped;
 	struct page *page;
-	unsigned int i;
+	unsigned int i, tries;
 	void *kaddr;
 	pte_t pte;
 	long got;
@@ -268,21 +293,34 @@ static int write_page_opcodes(struct mm_struct *mm,
 	/*
 	 * It breaks COW even when there turns out to be nothing to write,
 	 * but then the page is a copy already (a breakpoint is there).
+	 * Reclaim or migration may unmap the page between the fault and
+	 * the walk (our reference does not stop them): fault it in again.
 	 */
-	got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma, NULL);
-	if (got != 1)
-		return got < 0 ? got : -EFAULT;
-	/* Never write through to the page cache. */
-	if (WARN_ON_ONCE(!PageAnon(page) || (vma->vm_flags & VM_MAYSHARE))) {
+	for (tries = 0; ; tries++) {
+		got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma,
+					    NULL);
+		if (got != 1)
+			return got < 0 ? got : -EFAULT;
+		/* Never write through to the page cache. */
+		if (WARN_ON_ONCE(!PageAnon(page) ||
+				 (vma->vm_flags & VM_MAYSHARE))) {
+			put_page(page);
+			return -EFAULT;
+		}
+		if (install && !install_writes(items, nr, page)) {
+			unmapped = false;
+			break;
+		}
+		pvmw = (struct page_vma_mapped_walk){
+			.pfn = page_to_pfn(page), .nr_pages = 1,
+			.pgoff = page_to_pgoff(page), .vma = vma,
+			.address = vaddr & PAGE_MASK, .flags = PVMW_SYNC,
+		};
+		unmapped = opcodes_unmap(&pvmw, vaddr, &pte);
+		if (unmapped || tries == 2)
+			break;
 		put_page(page);
-		return -EFAULT;
 	}
-	pvmw = (struct page_vma_mapped_walk){
-		.pfn = page_to_pfn(page), .nr_pages = 1,
-		.pgoff = page_to_pgoff(page), .vma = vma,
-		.address = vaddr & PAGE_MASK, .flags = PVMW_SYNC,
-	};
-	unmapped = opcodes_unmap(&pvmw, vaddr, &pte);
 	kaddr = kmap_local_page(page);
 	for (i = 0; i < nr; i++) {
 		uprobe_opcode_t cur, op = swbp;
@@ -296,7 +334,8 @@ static int write_page_opcodes(struct mm_struct *mm,
 		if (!install && it->uprobe) {
 			const u8 *orig = (const u8 *)&it->uprobe->arch.insn;
 
-			if (uprobe_jump_undo(vma, page, it->vaddr, at, orig)) {
+			if (uprobe_jump_undo(vma, page, it->vaddr, at, orig,
+					     !unmapped)) {
 				dirty = true;
 			} else if (uprobe_jump_hidden(mm, it->vaddr, at, orig)) {
 				it->foreign = true;

@@ -548,7 +548,7 @@ extern bool uprobe_jump_on;
 void uprobe_jump_init(void);
 bool uprobe_jump_at(struct mm_struct *mm, unsigned long vaddr, const u8 *code);
 bool uprobe_jump_undo(struct vm_area_struct *vma, struct page *page,
-		      unsigned long vaddr, u8 *code, const u8 *orig);
+		      unsigned long vaddr, u8 *code, const u8 *orig, bool sync);
 bool uprobe_jump_hidden(struct mm_struct *mm, unsigned long vaddr,
 			const u8 *code, const u8 *orig);
 void uprobe_jump_install(struct uprobe *uprobe, unsigned long vaddr,

@@ -469,10 +469,11 @@ static void jump_sync(struct mm_struct *mm)
  */
 static void jump_store(struct vm_area_struct *vma, struct page *page,
 		       unsigned long vaddr, u8 *dst, const u8 *src,
-		       unsigned int n)
+		       unsigned int n, bool sync)
 {
 	copy_to_user_page(vma, page, vaddr, dst, src, n);
-	jump_sync(vma->vm_mm);
+	if (sync)
+		jump_sync(vma->vm_mm);
 }
 
 /**
@@ -482,12 +483,14 @@ static void jump_store(struct vm_area_struct *vma, struct page *page,
  * @vaddr: the site
  * @code: the site's bytes in @page (kernel mapping)
  * @orig: the probed instruction's original bytes
+ * @sync: the page is mapped (other threads may run it): write step by
+ *	step, every CPU running the mm synchronised between the steps
  *
  * Context: uprobes_install.c, which restores the breakpoint's byte next.
  * Return: true when @code held a jump of ours, now the breakpoint.
  */
 bool uprobe_jump_undo(struct vm_area_struct *vma, struct page *page,
-		      unsigned long vaddr, u8 *code, const u8 *orig)
+		      unsigned long vaddr, u8 *code, const u8 *orig, bool sync)
 {
 	const unsigned int bp_len = UPROBE_SWBP_INSN_SIZE;
 	uprobe_opcode_t bp = UPROBE_SWBP_INSN;
@@ -495,9 +498,9 @@ bool uprobe_jump_undo(struct vm_area_struct *vma, struct page *page,
 	if (offset_in_page(vaddr) + UPROBE_JUMP_INSN_BYTES > PAGE_SIZE ||
 	    !uprobe_jump_at(vma->vm_mm, vaddr, code))
 		return false;
-	jump_store(vma, page, vaddr, code, (u8 *)&bp, bp_len);
+	jump_store(vma, page, vaddr, code, (u8 *)&bp, bp_len, sync);
 	jump_store(vma, page, vaddr + bp_len, code + bp_len, orig + bp_len,
-		   UPROBE_JUMP_INSN_BYTES - bp_len);
+		   UPROBE_JUMP_INSN_BYTES - bp_len, sync);
 	return true;
 }
 
@@ -561,7 +564,7 @@ static int jump_undo_at(struct vm_area_struct *vma, unsigned long vaddr)
 	if (got != 1)
 		return got < 0 ? got : -EFAULT;
 	at = kmap_local_page(page) + offset_in_page(vaddr);
-	if (uprobe_jump_undo(vma, page, vaddr, at, orig)) {
+	if (uprobe_jump_undo(vma, page, vaddr, at, orig, true)) {
 		/* A breakpoint without a probe would be the program's. */
 		if (!probed)
 			copy_to_user_page(vma, page, vaddr, at, orig, bp_len);
@@ -673,8 +676,8 @@ void uprobe_jump_install(struct uprobe *uprobe, unsigned long vaddr,
 		if (n == UPROBE_JUMP_INSN_BYTES) {
 			/* The tail behind the breakpoint, then the head. */
 			jump_store(vma, page, vaddr + bp_len, code + bp_len,
-				   insn + bp_len, n - bp_len);
-			jump_store(vma, page, vaddr, code, insn, bp_len);
+				   insn + bp_len, n - bp_len, true);
+			jump_store(vma, page, vaddr, code, insn, bp_len, true);
 			set_page_dirty_lock(page);
 		}
 	}
