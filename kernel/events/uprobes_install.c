@@ -190,7 +190,7 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 /*
  * Take @page, the mm's copy mapped at @vaddr of @vma, out of the page
  * table while its bytes change; @pvmw then holds the page table lock, and
- * @pte the entry for opcodes_map() to put back.  On x86 a one-byte int3
+ * @pte the entry for uprobe_page_remap() to put back.  On x86 a one-byte int3
  * written into running code is safe, but an emulator need not be: QEMU's
  * TCG, translating the page on another vCPU while it is written, keeps
  * the old bytes for as long as the page stays mapped (a breakpoint
@@ -203,9 +203,15 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
  * back, so secondary MMUs need not know.  Return: false when the page is
  * not mapped by a PTE there (nothing is held then).
  */
-static bool opcodes_unmap(struct page_vma_mapped_walk *pvmw,
-			  unsigned long vaddr, pte_t *pte)
+bool uprobe_page_unmap(struct vm_area_struct *vma, struct page *page,
+		       unsigned long vaddr, struct page_vma_mapped_walk *pvmw,
+		       pte_t *pte)
 {
+	*pvmw = (struct page_vma_mapped_walk){
+		.pfn = page_to_pfn(page), .nr_pages = 1,
+		.pgoff = page_to_pgoff(page), .vma = vma,
+		.address = vaddr & PAGE_MASK, .flags = PVMW_SYNC,
+	};
 	if (!page_vma_mapped_walk(pvmw))
 		return false;
 	if (!pvmw->pte || pvmw->address != (vaddr & PAGE_MASK)) {
@@ -216,7 +222,7 @@ static bool opcodes_unmap(struct page_vma_mapped_walk *pvmw,
 	return true;
 }
 
-static void opcodes_map(struct page_vma_mapped_walk *pvmw, pte_t pte)
+void uprobe_page_remap(struct page_vma_mapped_walk *pvmw, pte_t pte)
 {
 	set_pte_at(pvmw->vma->vm_mm, pvmw->address, pvmw->pte, pte);
 	page_vma_mapped_walk_done(pvmw);
@@ -311,12 +317,7 @@ static int write_page_opcodes(struct mm_struct *mm,
 			unmapped = false;
 			break;
 		}
-		pvmw = (struct page_vma_mapped_walk){
-			.pfn = page_to_pfn(page), .nr_pages = 1,
-			.pgoff = page_to_pgoff(page), .vma = vma,
-			.address = vaddr & PAGE_MASK, .flags = PVMW_SYNC,
-		};
-		unmapped = opcodes_unmap(&pvmw, vaddr, &pte);
+		unmapped = uprobe_page_unmap(vma, page, vaddr, &pvmw, &pte);
 		if (unmapped || tries == 2)
 			break;
 		put_page(page);
@@ -362,7 +363,7 @@ static int write_page_opcodes(struct mm_struct *mm,
 	}
 	kunmap_local(kaddr);
 	if (unmapped)
-		opcodes_map(&pvmw, pte);
+		uprobe_page_remap(&pvmw, pte);
 	if (dirty)
 		set_page_dirty_lock(page);
 	if (!install)

@@ -488,6 +488,11 @@ static inline bool uprobe_may_have_bps(struct uprobe *uprobe)
 }
 
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
+struct page_vma_mapped_walk;
+bool uprobe_page_unmap(struct vm_area_struct *vma, struct page *page,
+		       unsigned long vaddr, struct page_vma_mapped_walk *pvmw,
+		       pte_t *pte);
+void uprobe_page_remap(struct page_vma_mapped_walk *pvmw, pte_t pte);
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
 void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr);
 

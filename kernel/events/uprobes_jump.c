@@ -51,6 +51,7 @@
 #include <linux/mman.h>
 #include <linux/pagemap.h>
 #include <linux/moduleparam.h>
+#include <linux/rmap.h>
 #include <linux/sched/mm.h>
 #include <linux/security.h>
 #include <linux/slab.h>
@@ -542,9 +543,11 @@ static int jump_undo_at(struct vm_area_struct *vma, unsigned long vaddr)
 	u8 code[UPROBE_JUMP_INSN_BYTES], orig[UPROBE_JUMP_INSN_BYTES];
 	const unsigned int bp_len = UPROBE_SWBP_INSN_SIZE;
 	struct mm_struct *mm = vma->vm_mm;
+	struct page_vma_mapped_walk pvmw;
+	bool probed, unmapped, undone;
 	struct page *page;
-	bool probed;
 	int err = 0;
+	pte_t pte;
 	long got;
 	u8 *at;
 
@@ -563,14 +566,18 @@ static int jump_undo_at(struct vm_area_struct *vma, unsigned long vaddr)
 	got = get_user_pages_remote(mm, vaddr, 1, flags, &page, NULL, NULL);
 	if (got != 1)
 		return got < 0 ? got : -EFAULT;
+	/* See uprobe_page_unmap(): no CPU fetches from it meanwhile. */
+	unmapped = uprobe_page_unmap(vma, page, vaddr, &pvmw, &pte);
 	at = kmap_local_page(page) + offset_in_page(vaddr);
-	if (uprobe_jump_undo(vma, page, vaddr, at, orig, true)) {
-		/* A breakpoint without a probe would be the program's. */
-		if (!probed)
-			copy_to_user_page(vma, page, vaddr, at, orig, bp_len);
-		set_page_dirty_lock(page);
-	}
+	undone = uprobe_jump_undo(vma, page, vaddr, at, orig, !unmapped);
+	/* A breakpoint without a probe would be the program's. */
+	if (undone && !probed)
+		copy_to_user_page(vma, page, vaddr, at, orig, bp_len);
 	kunmap_local(at);
+	if (unmapped)
+		uprobe_page_remap(&pvmw, pte);
+	if (undone)
+		set_page_dirty_lock(page);
 	put_page(page);
 	return 0;
 }
