@@ -3,10 +3,13 @@
  * Probes follow the program's address space: fork, vfork, exec, a shared
  * library loaded late or used by several processes, the same file mapped
  * twice, munmap, a partial munmap, mremap, mprotect, and processes that
- * come and go while probes are added and removed; many events of a group
+ * come and go while probes are added and removed; threads that hit a
+ * probe from the moment its enable returns; many events of a group
  * enabled and disabled in one write.
  */
+#include <pthread.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
@@ -535,6 +538,94 @@ TEST_F_TIMEOUT(mm, threads_running_while_probe_toggled_compute_right, 120)
 	UT_CMD(t, r, "byte ut_step");
 	byte_str(want, sizeof(want), self->target, off);
 	EXPECT_STREQ(want, r);
+}
+
+/*
+ * um_site(): a one-byte nop and a return, in this program's own text, for
+ * the threads below to call with a probe on it.
+ */
+asm(".pushsection .text\n"
+	".globl um_site\n"
+	".type um_site, @function\n"
+	"um_site:\n"
+	"	nop\n"
+	"	ret\n"
+	".size um_site, .-um_site\n"
+	".popsection\n");
+void um_site(void);
+
+static long um_started[4], um_finished[4];
+static int um_stop;
+
+static void *um_loop(void *arg)
+{
+	long id = (long)arg;
+
+	while (!__atomic_load_n(&um_stop, __ATOMIC_RELAXED)) {
+		__atomic_add_fetch(&um_started[id], 1, __ATOMIC_SEQ_CST);
+		um_site();
+		__atomic_add_fetch(&um_finished[id], 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+static long um_sum(long *c)
+{
+	long s = 0;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		s += __atomic_load_n(&c[i], __ATOMIC_SEQ_CST);
+	return s;
+}
+
+/*
+ * Once the enable has returned, every call hits: four threads call the
+ * probed function while the event is enabled and disabled 60 times, and
+ * each period records at least the calls that began after its enable
+ * returned and ended before its disable began.  (A breakpoint written
+ * into the page while another CPU was fetching from it stayed unseen for
+ * whole periods under QEMU's TCG.)
+ */
+TEST_F_TIMEOUT(mm, every_call_after_the_enable_returns_is_hit, 300)
+{
+	long s1, s2, sure, got, off, worst = 0;
+	char self_path[PATH_MAX];
+	int i, rounds, short_rounds = 0;
+	pthread_t th[4];
+	ssize_t n;
+
+	n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	ASSERT_LT(0, n);
+	self_path[n] = 0;
+	UT_SYM(off, self_path, "um_site");
+	UT_PROBE(0, 'p', self_path, off, NULL, NULL);
+	UT_TRACE_ROOM(100000);
+	__atomic_store_n(&um_stop, 0, __ATOMIC_RELAXED);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, um_loop, (void *)(long)i));
+	for (rounds = 0; rounds < 60; rounds++) {
+		UT_ENABLE(0, true);
+		s1 = um_sum(um_started);
+		usleep(2000);
+		s2 = um_sum(um_finished);
+		UT_ENABLE(0, false);
+		sure = s2 - s1;
+		got = UT_LINES(0, 0) + ut_trace_lost();
+		if (got < sure) {
+			short_rounds++;
+			if (sure - got > worst)
+				worst = sure - got;
+		}
+		ut_trace_clear();
+	}
+	__atomic_store_n(&um_stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	EXPECT_EQ(0, short_rounds)
+		TH_LOG("%d of 60 periods recorded fewer hits than sure calls (by up to %ld)",
+		       short_rounds, worst);
+	EXPECT_LT(0, um_sum(um_finished));
 }
 
 /*
