@@ -386,16 +386,6 @@ static void *uj_same_loop(void *arg)
 	return NULL;
 }
 
-static long uj_same_sum(long *c)
-{
-	long s = 0;
-	int i;
-
-	for (i = 0; i < 4; i++)
-		s += __atomic_load_n(&c[i], __ATOMIC_SEQ_CST);
-	return s;
-}
-
 /*
  * Four threads call the probed nop while its only probe is enabled and
  * disabled in a loop (the jump written, taken out, written again): each
@@ -419,13 +409,13 @@ TEST_F_TIMEOUT(jump, hits_bounded_while_the_probe_comes_and_goes, 120)
 	 * finished before the disable began; at most: any call that overlaps.
 	 */
 	for (rounds = 0; rounds < 20; rounds++) {
-		s0 = uj_same_sum(uj_same_finished);
+		s0 = ut_counters_sum(uj_same_finished, 4);
 		UT_ENABLE(0, true);
-		s1 = uj_same_sum(uj_same_started);
+		s1 = ut_counters_sum(uj_same_started, 4);
 		usleep(10000);
-		s2 = uj_same_sum(uj_same_finished);
+		s2 = ut_counters_sum(uj_same_finished, 4);
 		UT_ENABLE(0, false);
-		s3 = uj_same_sum(uj_same_started);
+		s3 = ut_counters_sum(uj_same_started, 4);
 		lo += s2 - s1 > 0 ? s2 - s1 : 0;
 		hi += s3 - s0;
 		usleep(2000);

@@ -483,6 +483,17 @@ static inline int ut_trace_count(const char *ev, int pid)
 	return ut_trace_walk(ev, pid, NULL, NULL);
 }
 
+/* The sum of @n counters that other threads bump atomically. */
+static inline long ut_counters_sum(const long *c, int n)
+{
+	long s = 0;
+	int i;
+
+	for (i = 0; i < n; i++)
+		s += __atomic_load_n(&c[i], __ATOMIC_SEQ_CST);
+	return s;
+}
+
 /*
  * Events the per-CPU buffers have lost since the last clear (overwritten,
  * or dropped when not overwriting), or -1: with one event enabled, its

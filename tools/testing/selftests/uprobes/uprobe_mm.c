@@ -569,16 +569,6 @@ static void *um_loop(void *arg)
 	return NULL;
 }
 
-static long um_sum(long *c)
-{
-	long s = 0;
-	int i;
-
-	for (i = 0; i < 4; i++)
-		s += __atomic_load_n(&c[i], __ATOMIC_SEQ_CST);
-	return s;
-}
-
 /*
  * Once the enable has returned, every call hits: four threads call the
  * probed function while the event is enabled and disabled 60 times, and
@@ -606,9 +596,9 @@ TEST_F_TIMEOUT(mm, every_call_after_the_enable_returns_is_hit, 300)
 		ASSERT_EQ(0, pthread_create(&th[i], NULL, um_loop, (void *)(long)i));
 	for (rounds = 0; rounds < 60; rounds++) {
 		UT_ENABLE(0, true);
-		s1 = um_sum(um_started);
+		s1 = ut_counters_sum(um_started, 4);
 		usleep(2000);
-		s2 = um_sum(um_finished);
+		s2 = ut_counters_sum(um_finished, 4);
 		UT_ENABLE(0, false);
 		sure = s2 - s1;
 		got = UT_LINES(0, 0) + ut_trace_lost();
@@ -625,7 +615,7 @@ TEST_F_TIMEOUT(mm, every_call_after_the_enable_returns_is_hit, 300)
 	EXPECT_EQ(0, short_rounds)
 		TH_LOG("%d of 60 periods recorded fewer hits than sure calls (by up to %ld)",
 		       short_rounds, worst);
-	EXPECT_LT(0, um_sum(um_finished));
+	EXPECT_LT(0, ut_counters_sum(um_finished, 4));
 }
 
 /*
