@@ -42,6 +42,15 @@
  * Memory: 48 bytes (kmalloc-64) per pending return on x86_64; a thread
  * keeps up to RI_CACHE_MAX freed ones for its next returns, so that a hit
  * of a return probe normally allocates nothing.
+ *
+ * A pending instance holds a reference on its probe.  A cached one keeps
+ * the reference of its last probe, and the next return of that probe
+ * takes the instance with the reference: a thread that keeps hitting the
+ * same return probes writes no probe's reference count, a cache line all
+ * the threads hitting the probe would otherwise bounce between their CPUs
+ * twice a call.  The reference of a probe that has been unregistered is
+ * dropped at the next entry hit or return of the thread, or at its exit;
+ * until then the probe's memory (not its file) stays allocated.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -58,20 +67,61 @@ atomic_long_t uprobes_dropped_returns = ATOMIC_LONG_INIT(0);
 /* Freed return instances a thread keeps for reuse. */
 #define RI_CACHE_MAX	4
 
-static struct return_instance *ri_alloc(struct uprobe_task *utask)
+/* A cached instance whose probe is gone gives its reference back. */
+static void ri_forget_dead(struct return_instance *ri)
 {
-	struct return_instance *ri = utask->ri_cache;
+	if (ri->uprobe && test_bit(UPROBE_F_DEAD, &ri->uprobe->flags)) {
+		put_uprobe(ri->uprobe);
+		ri->uprobe = NULL;
+	}
+}
 
-	if (!ri)
-		return kmalloc(sizeof(*ri), GFP_KERNEL);
-	utask->ri_cache = ri->next;
+/*
+ * An instance for a return of @uprobe, with a reference on it: the cached
+ * one that holds it if there is one, else the least recently cached one
+ * (its probe's reference dropped) or a new one.  NULL when there is no
+ * memory or the probe has lost its last reference.
+ */
+static struct return_instance *ri_get(struct uprobe_task *utask,
+				      struct uprobe *uprobe)
+{
+	struct return_instance **p, **last = NULL, *ri;
+
+	for (p = &utask->ri_cache; (ri = *p); p = &ri->next) {
+		if (ri->uprobe == uprobe)
+			goto unlink;
+		ri_forget_dead(ri);
+		last = p;
+	}
+	if (!refcount_inc_not_zero(&uprobe->ref))
+		return NULL;
+	if (!last) {
+		ri = kmalloc(sizeof(*ri), GFP_KERNEL);
+		if (!ri) {
+			put_uprobe(uprobe);
+			return NULL;
+		}
+		ri->uprobe = uprobe;
+		return ri;
+	}
+	p = last;
+	ri = *p;
+	if (ri->uprobe)
+		put_uprobe(ri->uprobe);
+	ri->uprobe = uprobe;
+unlink:
+	*p = ri->next;
 	utask->ri_cached--;
 	return ri;
 }
 
+/* Keep @ri and its probe reference for the next return, if there is room. */
 static void ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
 {
+	ri_forget_dead(ri);
 	if (utask->ri_cached >= RI_CACHE_MAX) {
+		if (ri->uprobe)
+			put_uprobe(ri->uprobe);
 		kfree(ri);
 		return;
 	}
@@ -80,14 +130,13 @@ static void ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
 	utask->ri_cached++;
 }
 
-/* Drop a list of instances and their probe references, keeping memory. */
+/* Recycle a list of instances (their probe references with them). */
 static void ri_recycle_list(struct uprobe_task *utask,
 			    struct return_instance *ri)
 {
 	while (ri) {
 		struct return_instance *next = ri->next;
 
-		put_uprobe(ri->uprobe);
 		ri_recycle(utask, ri);
 		ri = next;
 	}
@@ -115,7 +164,7 @@ void ri_free_list(struct return_instance *ri, bool put)
 	while (ri) {
 		struct return_instance *next = ri->next;
 
-		if (put)
+		if (put && ri->uprobe)
 			put_uprobe(ri->uprobe);
 		kfree(ri);
 		ri = next;
@@ -222,19 +271,19 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 		trampoline = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
 	/*
 	 * The handlers ran on a consumer list read under SRCU: meanwhile the
-	 * probe may have been unregistered and lost its last reference (its
-	 * table entries and its place in the registry), to be freed once
-	 * this hit is over.  Then there is no return to catch.
+	 * probe may have been unregistered, and may have lost its last
+	 * reference (its table entries and its place in the registry), to be
+	 * freed once this hit is over.  Then there is no return to catch.
 	 */
-	if (!refcount_inc_not_zero(&uprobe->ref))
+	if (test_bit(UPROBE_F_DEAD, &uprobe->flags))
 		return;
-	ri = ri_alloc(utask);
+	ri = ri_get(utask, uprobe);
 	if (!ri)
-		goto put;
+		return;
 	orig = arch_uretprobe_hijack_return_addr(trampoline, regs);
 	if (orig == -1) {
 		ri_recycle(utask, ri);
-		goto put;
+		return;
 	}
 
 	chained = xol_is_trampoline(area, orig);
@@ -245,12 +294,11 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 		pr_warn_ratelimited("pid %d: the trampoline is the return address but no return is pending\n",
 				    current->pid);
 		ri_recycle(utask, ri);
-		goto put;
+		return;
 	}
 	if (chained)
 		orig = utask->return_instances->orig_ret_vaddr;
 
-	ri->uprobe = uprobe;	/* with the reference taken above */
 	ri->func = instruction_pointer(regs);
 	ri->stack = user_stack_pointer(regs);
 	ri->orig_ret_vaddr = orig;
@@ -258,9 +306,6 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	ri->next = utask->return_instances;
 	utask->return_instances = ri;
 	utask->depth++;
-	return;
-put:
-	put_uprobe(uprobe);
 }
 
 static void run_ret_handlers(struct return_instance *ri, struct pt_regs *regs)
@@ -384,7 +429,7 @@ void uprobe_free_returns(struct uprobe_task *utask)
 	ri = utask->ri_cache;
 	utask->ri_cache = NULL;
 	utask->ri_cached = 0;
-	ri_free_list(ri, false);
+	ri_free_list(ri, true);
 }
 
 /**

@@ -490,6 +490,61 @@ TEST_F(ret, probe_disabled_while_return_pending)
 	EXPECT_EQ(16, field_num(&self->c, 0, 0, "ret"));
 }
 
+/*
+ * More return probes than a thread keeps instances for, on functions
+ * called in turn and one called over and over, deleted and defined anew
+ * between rounds: every return reported once with its value, whichever
+ * probe the thread's last returns were for.
+ */
+TEST_F(ret, return_probes_deleted_and_redefined_while_a_thread_cycles)
+{
+	static const struct { const char *fn; long val; } f[] = {
+		{ "ut_step", 10 }, { "ut_nop", 7 }, { "ut_push", 8 },
+		{ "ut_negate", -7 }, { "ut_movimm", 0x1234 + 7 },
+		{ "ut_movneg", 2 },
+	};
+	const int nf = ARRAY_SIZE(f), cycles = 4, each = 3, again = 50;
+	struct ut_target *t;
+	static struct rets rs;
+	long off[ARRAY_SIZE(f)];
+	int round, i, k, bad;
+	char r[256];
+
+	for (i = 0; i < nf; i++)
+		UT_SYM(off[i], self->target, f[i].fn);
+	UT_START(t, "uprobe_target", NULL);
+	for (round = 0; round < 6; round++) {
+		for (i = 0; i < nf; i++) {
+			UT_PROBE(i, 'r', self->target, off[i], NULL,
+				 "ret=$retval:s64");
+			UT_ENABLE(i, true);
+		}
+		ASSERT_EQ(0, ut_trace_clear());
+		for (k = 0; k < cycles; k++) {
+			for (i = 0; i < nf; i++) {
+				UT_CMD(t, r, "call %s %d 7 3", f[i].fn, each);
+				ASSERT_EQ(f[i].val, ut_okval(r));
+			}
+		}
+		/* The last one's instance over and over. */
+		UT_CMD(t, r, "call %s %d 7 3", f[nf - 1].fn, again);
+		ASSERT_EQ(f[nf - 1].val, ut_okval(r));
+		for (i = 0; i < nf; i++) {
+			int want = cycles * each + (i == nf - 1 ? again : 0);
+
+			EXPECT_EQ(want, collect(&self->c, i, &rs))
+				TH_LOG("round %d: %s's returns", round, f[i].fn);
+			for (bad = 0, k = 0; k < rs.n; k++)
+				bad += rs.val[k] != f[i].val;
+			EXPECT_EQ(0, bad)
+				TH_LOG("round %d: %d returns of %s with a value other than %ld",
+				       round, bad, f[i].fn, f[i].val);
+		}
+		for (i = 0; i < nf; i++)
+			ASSERT_EQ(0, ut_probe_del(GRP, ut_ev(&self->c, i)));
+	}
+}
+
 /* exec from inside a probed function: the new image starts clean. */
 TEST_F(ret, exec_with_return_pending_starts_clean)
 {
