@@ -44,8 +44,9 @@
  * struct uprobe - one probed (inode, offset)
  * @rb_node: in the registry, ordered by (@inode, @offset).
  * @ref: the registry holds one reference while the probe is in it, each
- *	per-mm table entry one, each pending return instance one, and any
- *	code path that looked the probe up one.
+ *	per-mm table entry one, each pending return instance one, each
+ *	return instance a thread keeps for reuse one (uprobes_ret.c), and
+ *	any code path that looked the probe up one.
  * @inode: the probed file; a reference is held while the probe is in the
  *	registry (uprobe_retire() drops it), and a dead probe's is only
  *	compared, never dereferenced.
@@ -588,6 +589,11 @@ bool uprobe_trampoline_trap(struct pt_regs *regs, unsigned long bp_vaddr);
 void uprobe_free_returns(struct uprobe_task *utask);
 int uprobe_dup_returns(struct uprobe_task *from, struct uprobe_task *to);
 extern atomic_long_t uprobes_dropped_returns;
+/* Return instances a thread keeps for reuse, with their probe references. */
+#define RI_CACHE_MAX	4
+struct return_instance *ri_get(struct uprobe_task *utask,
+			       struct uprobe *uprobe);
+void ri_recycle(struct uprobe_task *utask, struct return_instance *ri);
 /* pure list bookkeeping, for KUnit */
 struct return_instance *ri_pop_dead(struct uprobe_task *utask,
 				    bool (*alive)(struct return_instance *ri,

@@ -231,6 +231,125 @@ static void return_matching_no_frame_pops_nothing(struct kunit *test)
 	ri_free_list(utask.return_instances, false);
 }
 
+/* A probe for the reuse cases: the registry's reference, then the test's. */
+static struct uprobe *ret_uprobe(struct kunit *test, loff_t offset)
+{
+	struct uprobe *u = fake_uprobe(test, inode_a, offset);
+
+	refcount_set(&u->ref, 1);
+	return u;
+}
+
+/* One call of a return-probed function: its entry and its return. */
+static struct return_instance *call_once(struct kunit *test,
+					 struct uprobe_task *utask,
+					 struct uprobe *u)
+{
+	struct return_instance *ri = ri_get(utask, u);
+
+	KUNIT_ASSERT_NOT_NULL(test, ri);
+	KUNIT_EXPECT_PTR_EQ(test, ri->uprobe, u);
+	ri_recycle(utask, ri);
+	return ri;
+}
+
+/*
+ * Calls of the same few return-probed functions reuse the instances that
+ * hold their probes, and write no reference count once warm.
+ */
+static void returns_of_cached_probes_take_no_reference(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	struct uprobe *a = ret_uprobe(test, 0x100), *b = ret_uprobe(test, 0x200);
+	struct return_instance *ra, *rb;
+	int i;
+
+	ra = call_once(test, &utask, a);
+	rb = call_once(test, &utask, b);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 2);
+	for (i = 0; i < 10; i++) {
+		KUNIT_EXPECT_PTR_EQ(test, call_once(test, &utask, a), ra);
+		KUNIT_EXPECT_PTR_EQ(test, call_once(test, &utask, b), rb);
+	}
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 2);
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, 2U);
+	uprobe_free_returns(&utask);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
+}
+
+/*
+ * An unregistered probe's reference goes back at the thread's next
+ * return-probe hit, wherever its instance is in the cache, and the
+ * instance serves the next probe.
+ */
+static void cached_dead_probe_reference_goes_at_next_hit(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	struct uprobe *a = ret_uprobe(test, 0x100), *b = ret_uprobe(test, 0x200);
+	struct uprobe *c = ret_uprobe(test, 0x300);
+	struct return_instance *rb;
+
+	rb = call_once(test, &utask, b);
+	call_once(test, &utask, a);	/* cached: a, then b */
+	set_bit(UPROBE_F_DEAD, &b->flags);
+	call_once(test, &utask, a);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 2);
+	/* b's instance, without a probe now, is c's. */
+	KUNIT_EXPECT_PTR_EQ(test, call_once(test, &utask, c), rb);
+	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), 2);
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, 2U);
+	/* A dead probe's instance is recycled without it. */
+	rb = ri_get(&utask, c);
+	set_bit(UPROBE_F_DEAD, &c->flags);
+	ri_recycle(&utask, rb);
+	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), 1);
+	KUNIT_EXPECT_NULL(test, rb->uprobe);
+	uprobe_free_returns(&utask);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
+}
+
+/*
+ * More probes than the cache holds: the least recently cached instance
+ * changes probe; a full cache frees what comes back beyond it.
+ */
+static void full_return_cache_gives_way_least_recent_first(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	struct return_instance *ri[RI_CACHE_MAX + 1];
+	struct uprobe *u[RI_CACHE_MAX + 1];
+	int i;
+
+	for (i = 0; i <= RI_CACHE_MAX; i++)
+		u[i] = ret_uprobe(test, 0x100 * (i + 1));
+	for (i = 0; i < RI_CACHE_MAX; i++)
+		call_once(test, &utask, u[i]);
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, (unsigned int)RI_CACHE_MAX);
+	call_once(test, &utask, u[RI_CACHE_MAX]);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 1);
+	for (i = 1; i <= RI_CACHE_MAX; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), 2);
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, (unsigned int)RI_CACHE_MAX);
+
+	/* Nested calls: every instance out, then one return too many. */
+	for (i = 0; i <= RI_CACHE_MAX; i++) {
+		ri[i] = ri_get(&utask, u[i]);
+		KUNIT_ASSERT_NOT_NULL(test, ri[i]);
+	}
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, 0U);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 2);
+	for (i = RI_CACHE_MAX; i >= 0; i--)
+		ri_recycle(&utask, ri[i]);
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, (unsigned int)RI_CACHE_MAX);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 1);
+	uprobe_free_returns(&utask);
+	for (i = 0; i <= RI_CACHE_MAX; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), 1);
+}
+
 /* ---- the per-mm bp table ---- */
 
 static struct uprobe *table_uprobe(struct kunit *test, loff_t offset)
@@ -428,6 +547,9 @@ static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(longjmp_past_frames_drops_them),
 	KUNIT_CASE(tail_call_chain_returns_together),
 	KUNIT_CASE(return_matching_no_frame_pops_nothing),
+	KUNIT_CASE(returns_of_cached_probes_take_no_reference),
+	KUNIT_CASE(cached_dead_probe_reference_goes_at_next_hit),
+	KUNIT_CASE(full_return_cache_gives_way_least_recent_first),
 	KUNIT_CASE(table_finds_every_entry_through_growth),
 	KUNIT_CASE(table_add_set_erase),
 	KUNIT_CASE(table_claim_and_release),

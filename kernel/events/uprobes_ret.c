@@ -46,11 +46,12 @@
  * A pending instance holds a reference on its probe.  A cached one keeps
  * the reference of its last probe, and the next return of that probe
  * takes the instance with the reference: a thread that keeps hitting the
- * same return probes writes no probe's reference count, a cache line all
- * the threads hitting the probe would otherwise bounce between their CPUs
- * twice a call.  The reference of a probe that has been unregistered is
- * dropped at the next entry hit or return of the thread, or at its exit;
- * until then the probe's memory (not its file) stays allocated.
+ * same few return probes writes no probe's reference count, a cache line
+ * all the threads hitting the probe would otherwise bounce between their
+ * CPUs twice a call.  The price: a probe that has been unregistered stays
+ * allocated (not its file: uprobe_retire() let that go) until each thread
+ * that cached it hits or returns from a return probe again, or exits; at
+ * most RI_CACHE_MAX probes per thread.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -64,9 +65,6 @@
 
 atomic_long_t uprobes_dropped_returns = ATOMIC_LONG_INIT(0);
 
-/* Freed return instances a thread keeps for reuse. */
-#define RI_CACHE_MAX	4
-
 /* A cached instance whose probe is gone gives its reference back. */
 static void ri_forget_dead(struct return_instance *ri)
 {
@@ -76,26 +74,54 @@ static void ri_forget_dead(struct return_instance *ri)
 	}
 }
 
-/*
- * An instance for a return of @uprobe, with a reference on it: the cached
- * one that holds it if there is one, else the least recently cached one
- * (its probe's reference dropped) or a new one.  NULL when there is no
+static struct return_instance *ri_unlink(struct uprobe_task *utask,
+					 struct return_instance **p)
+{
+	struct return_instance *ri = *p;
+
+	*p = ri->next;
+	utask->ri_cached--;
+	return ri;
+}
+
+/**
+ * ri_get - an instance for a return of @uprobe, with a reference on it
+ * @utask: current's state
+ * @uprobe: the probe, found under uprobes_srcu
+ *
+ * The cached instance that holds @uprobe if there is one: no reference
+ * count is written.  Else @uprobe is referenced anew, for a cached
+ * instance without a probe, a new one while the cache has room, or the
+ * least recently cached one (its probe's reference dropped).  Cached
+ * instances of probes that have been unregistered give their reference
+ * back on the way.
+ *
+ * Return: the instance, unlinked from the cache; NULL when there is no
  * memory or the probe has lost its last reference.
  */
-static struct return_instance *ri_get(struct uprobe_task *utask,
-				      struct uprobe *uprobe)
+struct return_instance *ri_get(struct uprobe_task *utask,
+			       struct uprobe *uprobe)
 {
-	struct return_instance **p, **last = NULL, *ri;
+	struct return_instance **p, **hit = NULL, **spare = NULL, **last = NULL;
+	struct return_instance *ri;
 
 	for (p = &utask->ri_cache; (ri = *p); p = &ri->next) {
-		if (ri->uprobe == uprobe)
-			goto unlink;
 		ri_forget_dead(ri);
+		if (ri->uprobe == uprobe)
+			hit = p;
+		else if (!ri->uprobe)
+			spare = p;
 		last = p;
 	}
+	if (hit)
+		return ri_unlink(utask, hit);
 	if (!refcount_inc_not_zero(&uprobe->ref))
 		return NULL;
-	if (!last) {
+	if (spare) {
+		p = spare;
+	} else if (utask->ri_cached >= RI_CACHE_MAX) {
+		p = last;
+	} else {
 		ri = kmalloc(sizeof(*ri), GFP_KERNEL);
 		if (!ri) {
 			put_uprobe(uprobe);
@@ -104,19 +130,22 @@ static struct return_instance *ri_get(struct uprobe_task *utask,
 		ri->uprobe = uprobe;
 		return ri;
 	}
-	p = last;
-	ri = *p;
+	ri = ri_unlink(utask, p);
 	if (ri->uprobe)
 		put_uprobe(ri->uprobe);
 	ri->uprobe = uprobe;
-unlink:
-	*p = ri->next;
-	utask->ri_cached--;
 	return ri;
 }
 
-/* Keep @ri and its probe reference for the next return, if there is room. */
-static void ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
+/**
+ * ri_recycle - keep an instance that is done with for the next return
+ * @utask: current's state
+ * @ri: the instance, unlinked
+ *
+ * @ri keeps the reference on its probe, unless the probe has been
+ * unregistered; with the cache full, @ri is freed instead.
+ */
+void ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
 {
 	ri_forget_dead(ri);
 	if (utask->ri_cached >= RI_CACHE_MAX) {
@@ -157,7 +186,8 @@ static bool ri_alive(struct return_instance *ri, void *arg)
 /**
  * ri_free_list - free a list of return instances
  * @ri: the first
- * @put: drop each one's probe reference (false only for KUnit fakes)
+ * @put: drop each one's probe reference, if it has one (false only for
+ *	KUnit fakes)
  */
 void ri_free_list(struct return_instance *ri, bool put)
 {
@@ -271,9 +301,9 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 		trampoline = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
 	/*
 	 * The handlers ran on a consumer list read under SRCU: meanwhile the
-	 * probe may have been unregistered, and may have lost its last
-	 * reference (its table entries and its place in the registry), to be
-	 * freed once this hit is over.  Then there is no return to catch.
+	 * probe may have been unregistered (its consumers gone), and even
+	 * have lost its last reference, to be freed once this hit is over.
+	 * Then there is no return to catch.
 	 */
 	if (test_bit(UPROBE_F_DEAD, &uprobe->flags))
 		return;
