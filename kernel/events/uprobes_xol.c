@@ -45,15 +45,20 @@ static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
 	unsigned long index = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
 	struct page *page = NULL;
 
+	/*
+	 * A page no slot has used yet is not there for the program: an
+	 * access faults as at an unmapped address (SIGSEGV, SEGV_MAPERR),
+	 * which is what the program would have met without uprobes.
+	 */
 	if (!area || vma->vm_start != area->vaddr || index >= XOL_NR_PAGES)
-		return VM_FAULT_SIGBUS;
+		return VM_FAULT_SIGSEGV;
 	spin_lock(&area->lock);
 	page = area->pages[index];
 	if (page)
 		get_page(page);
 	spin_unlock(&area->lock);
 	if (!page)
-		return VM_FAULT_SIGBUS;
+		return VM_FAULT_SIGSEGV;
 	vmf->page = page;
 	return 0;
 }

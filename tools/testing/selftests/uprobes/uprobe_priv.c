@@ -12,11 +12,13 @@
  * with its root opened to everyone, so that the files' own modes refuse.
  *
  * The "[uprobes]" area a stepped probe maps into a process cannot be made
- * writable, by mprotect() or through /proc/PID/mem; and running a probed
+ * writable, by mprotect() or through /proc/PID/mem, and a read of any of
+ * its pages succeeds or faults as at an unmapped address; running a probed
  * program never writes to its file, even when the user running it could
  * not have.
  */
 #include <grp.h>
+#include <setjmp.h>
 #include <linux/capability.h>
 #include <linux/perf_event.h>
 #include <sys/prctl.h>
@@ -665,6 +667,105 @@ TEST_F(xol, area_cannot_be_made_writable)
 	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("child status 0x%x", st);
 	close(rep[0]);
 	close(go[1]);
+}
+
+/* What touching each page of the [uprobes] area did, for the parent. */
+#define XOL_MAX_PAGES	16
+
+struct xol_touch {
+	int found, npages;
+	unsigned long start;
+	struct {
+		int sig, code;
+		unsigned long addr;
+	} pg[XOL_MAX_PAGES];
+};
+
+static struct xol_touch *xol_touch_at;
+static int xol_touch_page;
+static sigjmp_buf xol_touch_jmp;
+
+static void xol_touch_fault(int sig, siginfo_t *si, void *uc)
+{
+	xol_touch_at->pg[xol_touch_page].sig = sig;
+	xol_touch_at->pg[xol_touch_page].code = si->si_code;
+	xol_touch_at->pg[xol_touch_page].addr = (unsigned long)si->si_addr;
+	siglongjmp(xol_touch_jmp, 1);
+}
+
+/* The child: hit the probe, then read a byte of each page of [uprobes]. */
+static void xol_touch_child(struct xol_touch *t)
+{
+	struct sigaction sa = { .sa_sigaction = xol_touch_fault,
+				.sa_flags = SA_SIGINFO | SA_NODEFER };
+	unsigned long end;
+	char perms[8];
+
+	priv_step(1, 2);
+	t->found = xol_area(getpid(), &t->start, &end, perms);
+	if (t->found)
+		_exit(0);
+	t->npages = (end - t->start) / getpagesize();
+	if (t->npages > XOL_MAX_PAGES)
+		t->npages = XOL_MAX_PAGES;
+	xol_touch_at = t;
+	sigaction(SIGSEGV, &sa, NULL);
+	sigaction(SIGBUS, &sa, NULL);
+	/* The index is a global: it lives across siglongjmp(). */
+	for (xol_touch_page = 0; xol_touch_page < t->npages; xol_touch_page++) {
+		const char *p = (char *)(t->start +
+					 xol_touch_page * getpagesize());
+
+		if (sigsetjmp(xol_touch_jmp, 1))
+			continue;
+		asm volatile("" : : "r"(*p));	/* the read itself */
+	}
+	_exit(0);
+}
+
+/*
+ * Every page of the area reads, or faults as an unmapped address would
+ * (SIGSEGV, SEGV_MAPERR, at the address read): a program that touches
+ * the area, as one that reads a random address may, gets no signal it
+ * could not have had without uprobes.
+ */
+TEST_F(xol, area_pages_read_or_fault_as_unmapped)
+{
+	struct xol_touch *t;
+	int i, st;
+	long off;
+
+	t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, t);
+	UT_SYM(off, self->exe, "priv_step");
+	UT_PROBE(0, 'p', self->exe, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	fflush(stdout);
+	fflush(stderr);
+	self->child = fork();
+	ASSERT_LE(0, self->child);
+	if (self->child == 0)
+		xol_touch_child(t);
+	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
+	self->child = 0;
+	ASSERT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("child status 0x%x", st);
+	ASSERT_EQ(1, UT_HITS(0));
+	ASSERT_EQ(0, t->found) TH_LOG("no [uprobes] area after a stepped hit");
+	ASSERT_LT(0, t->npages);
+	for (i = 0; i < t->npages; i++) {
+		unsigned long a = t->start + i * getpagesize();
+
+		if (!t->pg[i].sig)
+			continue;
+		EXPECT_EQ(SIGSEGV, t->pg[i].sig)
+			TH_LOG("page %d of %d at %#lx: signal %d, code %d", i,
+			       t->npages, a, t->pg[i].sig, t->pg[i].code);
+		EXPECT_EQ(SEGV_MAPERR, t->pg[i].code)
+			TH_LOG("page %d at %#lx: si_code", i, a);
+		EXPECT_EQ(a, t->pg[i].addr) TH_LOG("page %d: si_addr", i);
+	}
+	munmap(t, sizeof(*t));
 }
 
 /* ------------------------------------------------------------------ */
