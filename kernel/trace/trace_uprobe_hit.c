@@ -263,30 +263,90 @@ static void free_record(struct uprobe_record *rec,
 
 /* The hit path */
 
-/* Copy the record into the buffer of every tracefs instance tracing it. */
-static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
-				struct uprobe_record *rec)
+/*
+ * The flags of an instance's event file under which a hit takes the
+ * generic path: a pid filter, an event filter, triggers, soft disabling.
+ * Each may drop the record or do more with it.
+ */
+#define UPROBE_TRACE_GENERIC	(EVENT_FILE_FL_PID_FILTER |	\
+				 EVENT_FILE_FL_FILTERED |	\
+				 EVENT_FILE_FL_TRIGGER_MODE |	\
+				 EVENT_FILE_FL_TRIGGER_COND |	\
+				 EVENT_FILE_FL_SOFT_DISABLED)
+
+/*
+ * Write the record to @file's instance through trace_event_buffer_reserve()
+ * and trace_event_buffer_commit(), which apply its filters and triggers.
+ */
+static void uprobe_trace_generic(struct trace_event_file *file,
+				 struct pt_regs *regs,
+				 struct uprobe_record *rec)
 {
 	const int hdr = sizeof(struct trace_entry);
 	/* trace_event_buffer_reserve() sets every field. */
 	struct trace_event_buffer fbuffer __uninitialized;
-	struct event_file_link *link;
 	void *entry;
+
+	if (trace_trigger_soft_disabled(file))
+		return;
+	entry = trace_event_buffer_reserve(&fbuffer, file, rec->size);
+	if (!entry)
+		return;
+	memcpy(entry + hdr, rec->data + hdr, rec->size - hdr);
+	fbuffer.regs = regs;
+	trace_event_buffer_commit(&fbuffer);
+}
+
+/*
+ * Write the record, its trace_entry filled in, to the instance of a file
+ * that neither filters nor triggers.  Reserving and copying is all that
+ * trace_event_buffer_reserve() would do for it, and the record is copied
+ * whole.
+ */
+static void uprobe_trace_plain(struct trace_event_file *file,
+			       struct pt_regs *regs,
+			       struct uprobe_record *rec,
+			       unsigned int trace_ctx)
+{
+	/* Every field is set below: not zeroed first on every hit. */
+	struct trace_event_buffer fbuffer __uninitialized;
+
+	fbuffer.buffer = file->tr->array_buffer.buffer;
+	fbuffer.event = ring_buffer_lock_reserve(fbuffer.buffer, rec->size);
+	if (!fbuffer.event)
+		return;
+	fbuffer.entry = ring_buffer_event_data(fbuffer.event);
+	memcpy(fbuffer.entry, rec->data, rec->size);
+	fbuffer.trace_file = file;
+	fbuffer.trace_ctx = trace_ctx;
+	fbuffer.regs = regs;
+	trace_event_buffer_commit(&fbuffer);
+}
+
+/* Copy the record into the buffer of every tracefs instance tracing it. */
+static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
+				struct uprobe_record *rec)
+{
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	struct event_file_link *link;
+	unsigned int trace_ctx;
 
 	/* The ring buffer and the pid filters want a fixed CPU. */
 	preempt_disable();
+	/*
+	 * The same for every instance, as trace_event_buffer_reserve()
+	 * would fill it in: the probed task's.
+	 */
+	trace_ctx = tracing_gen_ctx_dec();
+	tracing_generic_entry_update(rec->data, call->event.type, trace_ctx);
 	rcu_read_lock();
 	trace_probe_for_each_link_rcu(link, &tu->tp) {
 		struct trace_event_file *file = link->file;
 
-		if (trace_trigger_soft_disabled(file))
-			continue;
-		entry = trace_event_buffer_reserve(&fbuffer, file, rec->size);
-		if (!entry)
-			continue;
-		memcpy(entry + hdr, rec->data + hdr, rec->size - hdr);
-		fbuffer.regs = regs;
-		trace_event_buffer_commit(&fbuffer);
+		if (unlikely(READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC))
+			uprobe_trace_generic(file, regs, rec);
+		else
+			uprobe_trace_plain(file, regs, rec, trace_ctx);
 	}
 	rcu_read_unlock();
 	preempt_enable();
