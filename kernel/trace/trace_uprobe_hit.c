@@ -301,7 +301,9 @@ static void uprobe_trace_generic(struct trace_event_file *file,
  * Write the record, its trace_entry filled in, to the instance of a file
  * that neither filters nor triggers.  Reserving and copying is all that
  * trace_event_buffer_reserve() would do for it, and the record is copied
- * whole.
+ * whole.  Committing is all that trace_event_buffer_commit() would do,
+ * unless the instance wants stack traces or the events are printed or
+ * exported.
  */
 static void uprobe_trace_plain(struct trace_event_file *file,
 			       struct pt_regs *regs,
@@ -317,6 +319,11 @@ static void uprobe_trace_plain(struct trace_event_file *file,
 		return;
 	fbuffer.entry = ring_buffer_event_data(fbuffer.event);
 	memcpy(fbuffer.entry, rec->data, rec->size);
+	if (trace_event_commit_is_plain(file->tr)) {
+		trace_buffer_unlock_commit_nostack(fbuffer.buffer,
+						   fbuffer.event);
+		return;
+	}
 	fbuffer.trace_file = file;
 	fbuffer.trace_ctx = trace_ctx;
 	fbuffer.regs = regs;
