@@ -279,7 +279,6 @@ static void free_record(struct uprobe_record *rec,
  * and trace_event_buffer_commit(), which apply its filters and triggers.
  */
 static void uprobe_trace_generic(struct trace_event_file *file,
-				 struct pt_regs *regs,
 				 struct uprobe_record *rec)
 {
 	const int hdr = sizeof(struct trace_entry);
@@ -293,7 +292,6 @@ static void uprobe_trace_generic(struct trace_event_file *file,
 	if (!entry)
 		return;
 	memcpy(entry + hdr, rec->data + hdr, rec->size - hdr);
-	fbuffer.regs = regs;
 	trace_event_buffer_commit(&fbuffer);
 }
 
@@ -306,7 +304,6 @@ static void uprobe_trace_generic(struct trace_event_file *file,
  * exported.
  */
 static void uprobe_trace_plain(struct trace_event_file *file,
-			       struct pt_regs *regs,
 			       struct uprobe_record *rec,
 			       unsigned int trace_ctx)
 {
@@ -326,12 +323,17 @@ static void uprobe_trace_plain(struct trace_event_file *file,
 	}
 	fbuffer.trace_file = file;
 	fbuffer.trace_ctx = trace_ctx;
-	fbuffer.regs = regs;
+	/*
+	 * No registers: options/stacktrace records the kernel stack of
+	 * this hit.  Ours are the user's, from which the unwinder would
+	 * find only the probed address.
+	 */
+	fbuffer.regs = NULL;
 	trace_event_buffer_commit(&fbuffer);
 }
 
 /* Copy the record into the buffer of every tracefs instance tracing it. */
-static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
+static void uprobe_trace_output(struct trace_uprobe *tu,
 				struct uprobe_record *rec)
 {
 	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
@@ -351,9 +353,9 @@ static void uprobe_trace_output(struct trace_uprobe *tu, struct pt_regs *regs,
 		struct trace_event_file *file = link->file;
 
 		if (unlikely(READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC))
-			uprobe_trace_generic(file, regs, rec);
+			uprobe_trace_generic(file, rec);
 		else
-			uprobe_trace_plain(file, regs, rec, trace_ctx);
+			uprobe_trace_plain(file, rec, trace_ctx);
 	}
 	rcu_read_unlock();
 	preempt_enable();
@@ -388,7 +390,7 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 		return true;
 
 	if (traced)
-		uprobe_trace_output(tu, hit->regs, &rec);
+		uprobe_trace_output(tu, &rec);
 	if (to_perf)
 		trace_uprobe_perf_output(tu, hit->regs, &rec);
 
