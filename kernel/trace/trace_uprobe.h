@@ -202,9 +202,9 @@ static inline int trace_uprobe_perf_size(int size)
  * trace_uprobe_perf_output - hand a hit's record to the perf events
  * @tu: the probe point hit
  * @regs: the user registers at the hit, for the samples
- * @rec: the record, its trace_entry head still to be filled in; its
- *	buffer has room for perf's padding (see trace_uprobe_perf_size()),
- *	already zeroed
+ * @rec: the record; perf_tp_event() fills in its trace_entry head (over
+ *	what tracefs may have put there); its buffer has room for perf's
+ *	padding (see trace_uprobe_perf_size()), already zeroed
  *
  * The record is handed over where it is: perf reads it only while
  * perf_tp_event() runs, so it need not be copied into perf's per-CPU

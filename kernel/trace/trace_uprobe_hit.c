@@ -426,7 +426,7 @@ int trace_uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs)
 	}
 	this_cpu_inc(*tu->nhit);
 
-	head->ent = (struct trace_entry){};	/* perf's or tracefs's to fill */
+	head->ent = (struct trace_entry){};	/* tracefs, then perf, fill it */
 	head->ip = probe_vaddr(tu, regs);
 	hit.file_base = head->ip - tu->offset;
 
