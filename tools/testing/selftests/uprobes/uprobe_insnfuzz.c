@@ -204,6 +204,29 @@ static unsigned int emit_fp_load(uint8_t *p, unsigned int n, uint64_t image)
 	return emit_abs(p, n, rexw_0fae, 3, 5, image);		/* xrstor64 */
 }
 
+/*
+ * fninit before the FP image is loaded: the x87 last-instruction and
+ * last-data pointers and opcode (FIP, FDP, FOP, which fnstenv stores) are
+ * then zero when the case starts, rather than whatever the kernel left.
+ * On Intel CPUs the image (zeros there) sets them anyway; QEMU 7.2's TCG
+ * keeps them out of it, as AMD CPUs without XSAVEERPTR do: its xsave
+ * stores zeros, its xrstor loads none of them.  The guest kernel, on the
+ * AMD CPU that is -cpu max, runs an fildl of its own at every FPU reload
+ * (the X86_BUG_FXSAVE_LEAK workaround in restore_fpregs_from_fpstate()),
+ * and a reload between a run's signal and its case (a context switch,
+ * say to the reaper) left kernel addresses in an unprobed fnstenv ("d9
+ * 30": FIP 0x81024569, FCS 0x10, FDP 0xc5b400) that the probed run did
+ * not have.  Only the few instructions from here to the case are left
+ * for such a reload.  An x87 instruction the case runs itself still sets
+ * FIP: one a probe runs out of line, to its slot.
+ */
+static unsigned int emit_fninit(uint8_t *p, unsigned int n)
+{
+	p[n++] = 0xdb;
+	p[n++] = 0xe3;
+	return n;
+}
+
 static unsigned int emit_enter(uint8_t *p, unsigned int n)
 {
 	static const uint8_t saves[] = {
@@ -216,6 +239,7 @@ static unsigned int emit_enter(uint8_t *p, unsigned int n)
 	op[0] = 0x48;
 	op[1] = 0x89;
 	n = emit_abs(p, n, op, 2, 4, (uintptr_t)&blk->host_rsp);	/* mov %rsp */
+	n = emit_fninit(p, n);
 	n = emit_fp_load(p, n, (uintptr_t)blk->xsave);
 	op[0] = 0xff;
 	n = emit_abs(p, n, op, 1, 6, (uintptr_t)&blk->flags);	/* push */
@@ -269,6 +293,7 @@ static unsigned int emit_enter32(uint8_t *p, unsigned int n)
 
 	n = emit(p, n, saves, sizeof(saves));
 	n = emit_abs(p, n, &mov_to, 1, 4, IFZ_STATE + offsetof(struct ifz_block, host_rsp));
+	n = emit_fninit(p, n);
 	n = emit_fp_load32(p, n, IFZ_STATE + offsetof(struct ifz_block, xsave));
 	n = emit_abs(p, n, &grp5, 1, 6, IFZ_STATE + offsetof(struct ifz_block, flags));
 	p[n++] = 0x9d;						/* popf */
@@ -1299,6 +1324,9 @@ static void print_coverage(void)
 	/* see insnfuzz_gen.c: each is a QEMU 7.2 TCG behaviour */
 	printf("# not reached (QEMU 7.2): %s, adcx, adox, lazy setcc/rcl/rcr on memory\n",
 	       IFZ_COMPAT ? "gathers" : "gathers indexed by %xmm4");
+	/* see emit_fninit() */
+	printf("# x87 FIP/FDP/FOP: zeroed for each case, not in frames (QEMU 7.2's xsave\n"
+	       "#   stores zeros): only an fnstenv after an x87 op in the same case sees them\n");
 	printf("# runs %lu (probed %lu), timeouts %lu, count errors %lu\n",
 	       stats->runs, stats->probed_runs, stats->timeouts, stats->count_errors);
 	printf("# divergent runs that did not come back when run again: %lu\n",
