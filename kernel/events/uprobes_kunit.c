@@ -231,12 +231,17 @@ static void return_matching_no_frame_pops_nothing(struct kunit *test)
 	ri_free_list(utask.return_instances, false);
 }
 
-/* A probe for the reuse cases: the registry's reference, then the test's. */
+/*
+ * A probe for the reuse cases, with RB references besides the ones the
+ * cache takes: one put too many shows as a wrong count, not as a free of
+ * the test's memory.
+ */
+#define RB	100
 static struct uprobe *ret_uprobe(struct kunit *test, loff_t offset)
 {
 	struct uprobe *u = fake_uprobe(test, inode_a, offset);
 
-	refcount_set(&u->ref, 1);
+	refcount_set(&u->ref, RB);
 	return u;
 }
 
@@ -266,18 +271,18 @@ static void returns_of_cached_probes_take_no_reference(struct kunit *test)
 
 	ra = call_once(test, &utask, a);
 	rb = call_once(test, &utask, b);
-	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 2);
-	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), RB + 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), RB + 1);
 	for (i = 0; i < 10; i++) {
 		KUNIT_EXPECT_PTR_EQ(test, call_once(test, &utask, a), ra);
 		KUNIT_EXPECT_PTR_EQ(test, call_once(test, &utask, b), rb);
 	}
-	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 2);
-	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), RB + 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), RB + 1);
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, 2U);
 	uprobe_free_returns(&utask);
-	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
-	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), RB);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), RB);
 }
 
 /*
@@ -296,20 +301,51 @@ static void cached_dead_probe_reference_goes_at_next_hit(struct kunit *test)
 	call_once(test, &utask, a);	/* cached: a, then b */
 	set_bit(UPROBE_F_DEAD, &b->flags);
 	call_once(test, &utask, a);
-	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
-	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), RB);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), RB + 1);
 	/* b's instance, without a probe now, is c's. */
 	KUNIT_EXPECT_PTR_EQ(test, call_once(test, &utask, c), rb);
-	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), RB + 1);
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, 2U);
 	/* A dead probe's instance is recycled without it. */
 	rb = ri_get(&utask, c);
 	set_bit(UPROBE_F_DEAD, &c->flags);
 	ri_recycle(&utask, rb);
-	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), RB);
 	KUNIT_EXPECT_NULL(test, rb->uprobe);
 	uprobe_free_returns(&utask);
-	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), RB);
+}
+
+/*
+ * A miss takes the instance of a dead probe before the least recent one;
+ * a probe without references gets no instance and changes no count.
+ */
+static void return_cache_miss_prefers_a_dead_probe_s_instance(struct kunit *test)
+{
+	struct uprobe_task utask = { };
+	struct uprobe *u[4], *gone = ret_uprobe(test, 0x900);
+	struct return_instance *rb;
+	int i;
+
+	for (i = 0; i < 4; i++)
+		u[i] = ret_uprobe(test, 0x100 * (i + 1));
+	call_once(test, &utask, u[2]);
+	rb = call_once(test, &utask, u[1]);
+	call_once(test, &utask, u[0]);	/* cached: 0, 1, 2 */
+	set_bit(UPROBE_F_DEAD, &u[1]->flags);
+	KUNIT_EXPECT_PTR_EQ(test, call_once(test, &utask, u[3]), rb);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[1]->ref), RB);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[2]->ref), RB + 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[3]->ref), RB + 1);
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, 3U);
+
+	refcount_set(&gone->ref, 0);
+	KUNIT_EXPECT_NULL(test, ri_get(&utask, gone));
+	KUNIT_EXPECT_EQ(test, utask.ri_cached, 3U);
+	uprobe_free_returns(&utask);
+	for (i = 0; i < 4; i++)
+		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), RB);
 }
 
 /*
@@ -329,9 +365,9 @@ static void full_return_cache_gives_way_least_recent_first(struct kunit *test)
 		call_once(test, &utask, u[i]);
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, (unsigned int)RI_CACHE_MAX);
 	call_once(test, &utask, u[RI_CACHE_MAX]);
-	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), RB);
 	for (i = 1; i <= RI_CACHE_MAX; i++)
-		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), 2);
+		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), RB + 1);
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, (unsigned int)RI_CACHE_MAX);
 
 	/* Nested calls: every instance out, then one return too many. */
@@ -340,14 +376,14 @@ static void full_return_cache_gives_way_least_recent_first(struct kunit *test)
 		KUNIT_ASSERT_NOT_NULL(test, ri[i]);
 	}
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, 0U);
-	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 2);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), RB + 1);
 	for (i = RI_CACHE_MAX; i >= 0; i--)
 		ri_recycle(&utask, ri[i]);
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, (unsigned int)RI_CACHE_MAX);
-	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 1);
+	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), RB);
 	uprobe_free_returns(&utask);
 	for (i = 0; i <= RI_CACHE_MAX; i++)
-		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), 1);
+		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), RB);
 }
 
 /* ---- the per-mm bp table ---- */
@@ -550,6 +586,7 @@ static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(returns_of_cached_probes_take_no_reference),
 	KUNIT_CASE(cached_dead_probe_reference_goes_at_next_hit),
 	KUNIT_CASE(full_return_cache_gives_way_least_recent_first),
+	KUNIT_CASE(return_cache_miss_prefers_a_dead_probe_s_instance),
 	KUNIT_CASE(table_finds_every_entry_through_growth),
 	KUNIT_CASE(table_add_set_erase),
 	KUNIT_CASE(table_claim_and_release),

@@ -50,8 +50,8 @@
  * all the threads hitting the probe would otherwise bounce between their
  * CPUs twice a call.  The price: a probe that has been unregistered stays
  * allocated (not its file: uprobe_retire() let that go) until each thread
- * that cached it hits or returns from a return probe again, or exits; at
- * most RI_CACHE_MAX probes per thread.
+ * that cached it enters a return-probed function again (ri_get() looks
+ * at the whole cache), or exits; at most RI_CACHE_MAX probes per thread.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
