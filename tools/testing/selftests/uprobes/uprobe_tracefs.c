@@ -803,10 +803,13 @@ TEST_F(tfs, stacktrace_option_of_an_instance_applies_to_it_only)
 /* ------------------------------------------------------------------ */
 
 /*
- * traceoff acts after its hit is recorded (it is a post trigger): that
- * hit's line is there, later ones are not, and all are counted.
+ * With @trigger on the event, ut_plain(a) called for a = 1..@calls:
+ * tracing ends up off, the trace holds the hits' arguments @want, and
+ * every hit is counted.
  */
-TEST_F(tfs, traceoff_trigger_stops_tracing_after_its_hit)
+static void traceoff_case(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(tfs) *self, const char *trigger,
+			  int calls, const char *want)
 {
 	struct tfs_trace *tr = NULL;
 	struct ut_target *t;
@@ -816,18 +819,27 @@ TEST_F(tfs, traceoff_trigger_stops_tracing_after_its_hit)
 
 	UT_SYM(off, self->target, "ut_plain");
 	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64");
-	TFS_TRIGGER(NULL, 0, "traceoff");
+	TFS_TRIGGER(NULL, 0, trigger);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	for (i = 1; i <= 3; i++)
+	for (i = 1; i <= calls; i++)
 		UT_CMD(t, r, "call ut_plain 1 %d 0", i);
 	ASSERT_EQ(0, tfs_get("tracing_on", on, sizeof(on)));
 	EXPECT_STREQ("0", on);
 	TFS_READ(tr, "trace");
 	tfs_values(tr, ut_ev(&self->c, 0), "a", vals, sizeof(vals));
-	EXPECT_STREQ("1", vals);
-	EXPECT_EQ(3, UT_HITS(0));
+	EXPECT_STREQ(want, vals);
+	EXPECT_EQ(calls, UT_HITS(0));
 	free(tr);
+}
+
+/*
+ * traceoff acts after its hit is recorded (it is a post trigger): that
+ * hit's line is there, later ones are not, and all are counted.
+ */
+TEST_F(tfs, traceoff_trigger_stops_tracing_after_its_hit)
+{
+	traceoff_case(_metadata, self, "traceoff", 3, "1");
 }
 
 /* traceoff:1 acts once: turned on again, tracing stays on. */
@@ -901,26 +913,7 @@ TEST_F(tfs, traceon_trigger_records_the_hit_that_turns_tracing_on)
 /* "traceoff if a == 3": the matching hit is the last line. */
 TEST_F(tfs, conditional_traceoff_trigger_stops_tracing_at_the_matching_hit)
 {
-	struct tfs_trace *tr = NULL;
-	struct ut_target *t;
-	char r[256], vals[64], on[16];
-	long off;
-	int i;
-
-	UT_SYM(off, self->target, "ut_plain");
-	UT_PROBE(0, 'p', self->target, off, NULL, "a=%di:s64");
-	TFS_TRIGGER(NULL, 0, "traceoff if a == 3");
-	UT_ENABLE(0, true);
-	UT_START(t, "uprobe_target", NULL);
-	for (i = 1; i <= 5; i++)
-		UT_CMD(t, r, "call ut_plain 1 %d 0", i);
-	ASSERT_EQ(0, tfs_get("tracing_on", on, sizeof(on)));
-	EXPECT_STREQ("0", on);
-	TFS_READ(tr, "trace");
-	tfs_values(tr, ut_ev(&self->c, 0), "a", vals, sizeof(vals));
-	EXPECT_STREQ("1,2,3", vals);
-	EXPECT_EQ(5, UT_HITS(0));
-	free(tr);
+	traceoff_case(_metadata, self, "traceoff if a == 3", 5, "1,2,3");
 }
 
 /* "stacktrace if a == 3": a kernel stack after each matching hit only. */
