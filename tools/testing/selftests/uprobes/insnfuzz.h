@@ -126,6 +126,7 @@ struct ifz_insn {
 #define IFZ_NEED_FARPTR		0x200	/* the operand is a far pointer */
 #define IFZ_NEED_BIT_REG	0x400	/* bit_reg holds a small bit offset */
 #define IFZ_NEED_MXCSR		0x800	/* 32-bit code: a valid MXCSR to load */
+#define IFZ_NEED_FRAME		0x1000	/* rbp points where leave pops */
 
 /* One machine state the instruction runs from. */
 struct ifz_state {
