@@ -1214,6 +1214,13 @@ static bool random_is_harmful(const uint8_t *b, int n, bool m32)
 		if (m32 && c == 0xdf && ((d & 0x38) == 0x30 ||
 					 (d & 0x38) == 0x20) && d < 0xc0)
 			return true;
+		/*
+		 * maskmovq, maskmovdqu (a store byte by byte, as fbld loads):
+		 * "2e 66 36 0f f7 ed" timed out unprobed and its vCPU spun
+		 * the same way (seed 0x12daf979c0165b82, batch 9).
+		 */
+		if (m32 && c == 0x0f && d == 0xf7)
+			return true;
 
 		if (c == 0xcd || c == 0x8e || c == 0xcf ||		/* int, mov sreg, iret */
 		    c == 0x07 || c == 0x17 || c == 0x1f ||		/* pop sreg */
