@@ -431,7 +431,7 @@ static enum uprobe_x86_emulated uprobe_x86_emulate(const struct uprobe_x86_op *o
 
 /*
  * Emulate @op for a hit and report the step a debugger asked for.  Out of
- * line, so that the nop case above does not pay for its registers.
+ * line, so that the nop and push cases below do not pay for its registers.
  */
 static noinline bool uprobe_x86_emulate_hit(const struct uprobe_x86_op *op,
 					    struct pt_regs *regs)
@@ -505,6 +505,33 @@ static noinline bool uprobe_x86_skip_other_mode(struct arch_uprobe *aup,
 	return uprobe_x86_emulate_hit(&op, regs);
 }
 
+/*
+ * arch_uprobe_skip_sstep() past its fast path, in a frame of its own: 32-bit
+ * code, a nop a debugger steps, every other emulated instruction.
+ */
+static noinline bool uprobe_x86_skip_sstep(struct arch_uprobe *aup,
+					   struct pt_regs *regs)
+{
+	const struct uprobe_x86_op *op = &aup->op;
+
+	/* Decoded for the other mode: see uprobe_x86_this_mode(). */
+	if (unlikely(op->is64 != user_64bit_mode(regs)))
+		return uprobe_x86_skip_other_mode(aup, regs);
+	if (op->emul == UPROBE_EMUL_NONE)
+		return false;
+	/* A function's usual first instructions, when no debugger steps. */
+	if (!(regs->flags & X86_EFLAGS_TF)) {
+		/* 64-bit code's nops do not come here: 32-bit code's do. */
+		if (op->emul == UPROBE_EMUL_NOP) {
+			regs->ip = uprobe_x86_trunc(op, regs->ip + op->len);
+			return true;
+		}
+		if (op->is64 && uprobe_x86_push64(op, regs))
+			return true;
+	}
+	return uprobe_x86_emulate_hit(op, regs);
+}
+
 /**
  * arch_uprobe_skip_sstep() - emulate the probed instruction if we can
  * @aup: the probe
@@ -518,21 +545,17 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs)
 {
 	const struct uprobe_x86_op *op = &aup->op;
 
-	/* Decoded for the other mode: see uprobe_x86_this_mode(). */
-	if (unlikely(op->is64 != user_64bit_mode(regs)))
-		return uprobe_x86_skip_other_mode(aup, regs);
-	if (op->emul == UPROBE_EMUL_NONE)
-		return false;
-	/* The common first instructions of a function, without a frame. */
-	if (!(regs->flags & X86_EFLAGS_TF)) {
-		if (op->emul == UPROBE_EMUL_NOP) {
-			regs->ip = uprobe_x86_trunc(op, regs->ip + op->len);
-			return true;
-		}
-		if (op->is64 && uprobe_x86_push64(op, regs))
-			return true;
+	/*
+	 * A nop in 64-bit code (function entries patched for tracing, USDT
+	 * sites, every hit through a jump stub) needs no registers saved:
+	 * done here, the rest in a frame of its own.
+	 */
+	if (op->emul == UPROBE_EMUL_NOP && op->is64 &&
+	    user_64bit_mode(regs) && !(regs->flags & X86_EFLAGS_TF)) {
+		regs->ip += op->len;
+		return true;
 	}
-	return uprobe_x86_emulate_hit(op, regs);
+	return uprobe_x86_skip_sstep(aup, regs);
 }
 
 /*
