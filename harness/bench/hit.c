@@ -203,11 +203,23 @@ asm(
 "	ret\n"
 "	.size f_retprobe, .-f_retprobe\n"
 "	.size s_retprobe, .-s_retprobe\n"
+
+/* The same with a 5-byte nop first: a return probe whose entry can jump. */
+"	.p2align 4\n"
+"	.globl f_retnop5, s_retnop5\n"
+"	.type f_retnop5, @function\n"
+"	.type s_retnop5, @function\n"
+"f_retnop5:\n"
+"s_retnop5:	.byte 0x0f, 0x1f, 0x44, 0x00, 0x00\n"
+"	mov $1, %eax\n"
+"	ret\n"
+"	.size f_retnop5, .-f_retnop5\n"
+"	.size s_retnop5, .-s_retnop5\n"
 );
 
 #define SITES(X) X(nop) X(nopl) X(nop5) X(endbr64) X(push) X(movrbp) \
 		 X(subrsp) X(riprel) X(ripadd) X(xor) X(call) X(callind) X(plt) \
-		 X(ret) X(retprobe)
+		 X(ret) X(retprobe) X(retnop5)
 #define DECL(n) void f_##n(void);
 SITES(DECL)
 #define ENTRY(n) { #n, f_##n },
