@@ -406,28 +406,31 @@ TEST_F(sig, sigkill_during_probed_loop_leaves_nothing)
 /*
  * A debugger single-stepping onto and over a probed instruction: it stops
  * right after the instruction, which took effect once, and the probe hit.
+ * @fn(20, 22) starts with the probed instruction, @len bytes long; after
+ * it %rdi is @rdi and %rsp moved by @sp; @fn returns @ret.
  */
-TEST_F(sig, debugger_single_step_over_probed_instruction)
+static void step_over(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self,
+		      const char *fn, int len, long rdi, long sp, long ret)
 {
 	struct user_regs_struct regs;
 	struct ut_target *t;
-	unsigned long addr;
-	long off;
-	char r[256];
+	unsigned long addr, sp0;
+	char r[256], want[64];
 	int st, steps;
+	long off;
 
-	UT_SYM(off, self->target, "ut_step");
+	UT_SYM(off, self->target, fn);
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	UT_ENABLE(0, true);
 	UT_START(t, "uprobe_target", NULL);
-	UT_CMD(t, r, "addr ut_step");
+	UT_CMD(t, r, "addr %s", fn);
 	addr = strtoul(r + 3, NULL, 0);
 	ASSERT_EQ(0, ptrace(PTRACE_SEIZE, t->pid, 0, 0))
 		TH_LOG("PTRACE_SEIZE: %s", strerror(errno));
-	ASSERT_EQ(0, ut_target_send(t, "stepme ut_step 20 22"));
+	ASSERT_EQ(0, ut_target_send(t, "stepme %s 20 22", fn));
 	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
 	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGSTOP) TH_LOG("status 0x%x", st);
-	/* Step (suppressing the SIGSTOP) until we are at ut_step. */
+	/* Step (suppressing the SIGSTOP) until we are at @fn. */
 	for (steps = 0; steps < 20000; steps++) {
 		ASSERT_EQ(0, ptrace(PTRACE_GETREGS, t->pid, 0, &regs));
 		if (regs.rip == addr)
@@ -437,19 +440,40 @@ TEST_F(sig, debugger_single_step_over_probed_instruction)
 		ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP)
 			TH_LOG("step %d: status 0x%x", steps, st);
 	}
-	ASSERT_EQ(addr, regs.rip) TH_LOG("never reached ut_step");
+	ASSERT_EQ(addr, regs.rip) TH_LOG("never reached %s", fn);
 	EXPECT_EQ(0, UT_HITS(0));
+	sp0 = regs.rsp;
 	ASSERT_EQ(0, ptrace(PTRACE_SINGLESTEP, t->pid, 0, 0));
 	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
 	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP) TH_LOG("status 0x%x", st);
 	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, t->pid, 0, &regs));
-	EXPECT_EQ(addr + 3, regs.rip) TH_LOG("one step from ut_step stopped at ut_step+%ld",
-					     (long)(regs.rip - addr));
-	EXPECT_EQ(42, regs.rdi) TH_LOG("rdi after the add");
+	EXPECT_EQ(addr + len, regs.rip) TH_LOG("one step from %s stopped at %s+%ld",
+					    fn, fn, (long)(regs.rip - addr));
+	EXPECT_EQ(rdi, regs.rdi) TH_LOG("rdi after the instruction");
+	EXPECT_EQ(sp, (long)(regs.rsp - sp0)) TH_LOG("rsp moved by the instruction");
 	EXPECT_EQ(1, UT_HITS(0));
 	ASSERT_EQ(0, ptrace(PTRACE_DETACH, t->pid, 0, 0));
 	ASSERT_EQ(0, ut_target_reply(t, r, sizeof(r)));
-	EXPECT_STREQ("ok 42", r);
+	snprintf(want, sizeof(want), "ok %ld", ret);
+	EXPECT_STREQ(want, r);
+}
+
+/* add: run out of line */
+TEST_F(sig, debugger_single_step_over_probed_instruction)
+{
+	step_over(_metadata, self, "ut_step", 3, 42, 0, 42);
+}
+
+/* nop: emulated, and a step a debugger asked for is reported after it */
+TEST_F(sig, debugger_single_step_over_probed_nop)
+{
+	step_over(_metadata, self, "ut_nop", 1, 20, 0, 20);
+}
+
+/* push %rbx: emulated as well */
+TEST_F(sig, debugger_single_step_over_probed_push)
+{
+	step_over(_metadata, self, "ut_push", 1, 20, -8, 21);
 }
 
 UT_HARNESS_MAIN
