@@ -447,8 +447,9 @@ static void step_over(struct __test_metadata *_metadata, FIXTURE_DATA(sig) *self
 	ASSERT_EQ(t->pid, waitpid(t->pid, &st, 0));
 	ASSERT_TRUE(WIFSTOPPED(st) && WSTOPSIG(st) == SIGTRAP) TH_LOG("status 0x%x", st);
 	ASSERT_EQ(0, ptrace(PTRACE_GETREGS, t->pid, 0, &regs));
-	EXPECT_EQ(addr + len, regs.rip) TH_LOG("one step from %s stopped at %s+%ld",
-					    fn, fn, (long)(regs.rip - addr));
+	EXPECT_EQ(addr + len, regs.rip)
+		TH_LOG("one step from %s stopped at %s+%ld",
+		       fn, fn, (long)(regs.rip - addr));
 	EXPECT_EQ(rdi, regs.rdi) TH_LOG("rdi after the instruction");
 	EXPECT_EQ(sp, (long)(regs.rsp - sp0)) TH_LOG("rsp moved by the instruction");
 	EXPECT_EQ(1, UT_HITS(0));
