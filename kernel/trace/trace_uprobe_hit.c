@@ -279,9 +279,9 @@ static void free_record(struct uprobe_record *rec,
  * and trace_event_buffer_commit(), which apply its filters and triggers.
  */
 static void uprobe_trace_generic(struct trace_event_file *file,
-				 struct uprobe_record *rec)
+				 struct uprobe_record *rec,
+				 unsigned int trace_ctx)
 {
-	const int hdr = sizeof(struct trace_entry);
 	/* trace_event_buffer_reserve() sets every field. */
 	struct trace_event_buffer fbuffer __uninitialized;
 	void *entry;
@@ -291,7 +291,12 @@ static void uprobe_trace_generic(struct trace_event_file *file,
 	entry = trace_event_buffer_reserve(&fbuffer, file, rec->size);
 	if (!entry)
 		return;
-	memcpy(entry + hdr, rec->data + hdr, rec->size - hdr);
+	/*
+	 * The head too: the context reserving guessed counts our own
+	 * preempt_disable() when the kernel counts without preempting.
+	 */
+	memcpy(entry, rec->data, rec->size);
+	fbuffer.trace_ctx = trace_ctx;
 	trace_event_buffer_commit(&fbuffer);
 }
 
@@ -340,20 +345,22 @@ static void uprobe_trace_output(struct trace_uprobe *tu,
 	struct event_file_link *link;
 	unsigned int trace_ctx;
 
+	/*
+	 * The probed task's context, the same for every instance, taken
+	 * before preempt_disable(): tracing_gen_ctx_dec() would take that
+	 * back only on a preemptible kernel, not where the count is kept
+	 * for debugging alone (PREEMPT_NONE with DEBUG_ATOMIC_SLEEP).
+	 */
+	trace_ctx = tracing_gen_ctx();
+	tracing_generic_entry_update(rec->data, call->event.type, trace_ctx);
 	/* The ring buffer and the pid filters want a fixed CPU. */
 	preempt_disable();
-	/*
-	 * The same for every instance, as trace_event_buffer_reserve()
-	 * would fill it in: the probed task's.
-	 */
-	trace_ctx = tracing_gen_ctx_dec();
-	tracing_generic_entry_update(rec->data, call->event.type, trace_ctx);
 	rcu_read_lock();
 	trace_probe_for_each_link_rcu(link, &tu->tp) {
 		struct trace_event_file *file = link->file;
 
 		if (unlikely(READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC))
-			uprobe_trace_generic(file, rec);
+			uprobe_trace_generic(file, rec, trace_ctx);
 		else
 			uprobe_trace_plain(file, rec, trace_ctx);
 	}

@@ -1219,7 +1219,8 @@ static const char *tfs_flags_wrong(const char *f)
 
 /*
  * A hit's line shows the probed task's comm and pid and the context of a
- * hit from user space, in the default format and in latency-format.
+ * hit from user space, in the default format, in latency-format and
+ * through a filter.
  */
 TEST_F(tfs, trace_line_shows_the_probed_task_and_its_context)
 {
@@ -1271,6 +1272,22 @@ TEST_F(tfs, trace_line_shows_the_probed_task_and_its_context)
 	}
 	EXPECT_EQ(4, n);
 	free(all);
+
+	/* The same through a filter, which reserves the record itself. */
+	TFS_SET("options/latency-format", "0");
+	snprintf(tag, sizeof(tag), "common_pid == %d", t->pid);
+	TFS_EVENT_WRITE(NULL, 0, "filter", tag);
+	ut_trace_clear();
+	UT_CMD(t, r, "call ut_plain 3 1 1");
+	ASSERT_EQ(0, tfs_settle(t->pid));
+	TFS_READ(tr, "trace");
+	EXPECT_EQ(3, tr->n);
+	for (i = 0; i < tr->n; i++) {
+		EXPECT_EQ(t->pid, tr->e[i].pid);
+		wrong = tfs_flags_wrong(tr->e[i].flags);
+		EXPECT_EQ(NULL, wrong) TH_LOG("filtered, flags '%s': %s",
+					      tr->e[i].flags, wrong);
+	}
 	free(tr);
 }
 
