@@ -292,8 +292,9 @@ static void uprobe_trace_generic(struct trace_event_file *file,
 	if (!entry)
 		return;
 	/*
-	 * The head too: the context reserving guessed counts our own
-	 * preempt_disable() when the kernel counts without preempting.
+	 * The head too: the context reserving guessed counts our
+	 * preempt_disable() and rcu_read_lock() when the kernel counts
+	 * without preempting.
 	 */
 	memcpy(entry, rec->data, rec->size);
 	fbuffer.trace_ctx = trace_ctx;
