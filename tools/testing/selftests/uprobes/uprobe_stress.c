@@ -1163,7 +1163,31 @@ static void say_growth(const struct cache_kb *c0, int n0)
 	}
 }
 
-TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 400)
+/*
+ * Settled Slab after a run (kB), its SUnreclaim in *@sun and the growth
+ * of vmap_area since @c0 in *@vmap.  Frees deferred past grace periods
+ * and workqueues (probes, tables, tasks) may still be on their way: a
+ * leak stays, they do not, so a growth over the tolerance is looked at
+ * again a little later.
+ */
+static long slab_growth(long sun0, long *sun, long *vmap,
+			const struct cache_kb *c0, int n0)
+{
+	long slab = settled_slab_kb(sun);
+	int i;
+
+	*vmap = vmap_growth_kb(c0, n0);
+	for (i = 0; i < 3 && *sun - sun0 - *vmap > STRESS_SLAB_TOLERANCE_KB; i++) {
+		say("SUnreclaim %+ld kB (vmap_area %+ld kB): looking again\n",
+		    *sun - sun0, *vmap);
+		sleep(3);
+		slab = settled_slab_kb(sun);
+		*vmap = vmap_growth_kb(c0, n0);
+	}
+	return slab;
+}
+
+TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 500)
 {
 	struct cache_kb caches0[N_CACHES];
 	int ncaches0;
@@ -1251,25 +1275,37 @@ TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 400)
 	EXPECT_EQ(NULL, strstr(events, ":" GRP "/")) TH_LOG("left: %s", events);
 	free(events);
 
-	/*
-	 * The kernel's memory came back.  Frees deferred past grace periods
-	 * and workqueues (probes, tables, tasks) may still be on their way:
-	 * a leak stays, they do not, so a second look comes later.
-	 */
-	slab1 = settled_slab_kb(&sun1);
-	vmap = vmap_growth_kb(caches0, ncaches0);
-	for (i = 0; i < 3 && sun1 - sun0 - vmap > STRESS_SLAB_TOLERANCE_KB; i++) {
-		say("SUnreclaim %+ld kB (vmap_area %+ld kB): looking again\n",
-		    sun1 - sun0, vmap);
-		sleep(3);
-		slab1 = settled_slab_kb(&sun1);
-		vmap = vmap_growth_kb(caches0, ncaches0);
-	}
+	/* The kernel's memory came back. */
+	slab1 = slab_growth(sun0, &sun1, &vmap, caches0, ncaches0);
 	say("SUnreclaim %ld -> %ld kB (%+ld, vmap_area %+ld; Slab %+ld), tolerance %d kB\n",
 	    sun0, sun1, sun1 - sun0, vmap, slab1 - slab0, STRESS_SLAB_TOLERANCE_KB);
 	EXPECT_LT(0, slab1) TH_LOG("cannot read Slab from /proc/meminfo");
-	if (sun1 - sun0 - vmap > STRESS_SLAB_TOLERANCE_KB)
+	if (sun1 - sun0 - vmap > STRESS_SLAB_TOLERANCE_KB) {
+		/*
+		 * Some growth comes once and stays for minutes: a kworker
+		 * started under load (an idle one lives 5 min), a slab page
+		 * a long-lived object keeps.  A leak grows with the work:
+		 * the same run again, from here, decides.
+		 */
 		say_growth(caches0, ncaches0);
+		say("over the tolerance: the measured run once more\n");
+		slab0 = slab1;
+		sun0 = sun1;
+		ncaches0 = slab_caches(caches0);
+		run_phase(_metadata, self, STRESS_RUN_S);
+		EXPECT_EQ(0, s->n.t_err) TH_LOG("tracefs: %s", s->n.t_why);
+		EXPECT_EQ(0, s->n.p_err) TH_LOG("perf: %s", s->n.p_why);
+		EXPECT_EQ(0, self->tl.fails) TH_LOG("a worker: %s", self->tl.why);
+		EXPECT_EQ(0, self->long_bad) TH_LOG("%s", self->bad_why);
+		EXPECT_EQ(0, self->short_bad) TH_LOG("%s", self->bad_why);
+		EXPECT_EQ(0, self->trace_bad) TH_LOG("%s", self->bad_why);
+		slab1 = slab_growth(sun0, &sun1, &vmap, caches0, ncaches0);
+		say("second run: SUnreclaim %ld -> %ld kB (%+ld, vmap_area %+ld; Slab %+ld)\n",
+		    sun0, sun1, sun1 - sun0, vmap, slab1 - slab0);
+		EXPECT_LT(0, slab1) TH_LOG("cannot read Slab from /proc/meminfo");
+		if (sun1 - sun0 - vmap > STRESS_SLAB_TOLERANCE_KB)
+			say_growth(caches0, ncaches0);
+	}
 	EXPECT_GE(STRESS_SLAB_TOLERANCE_KB, sun1 - sun0 - vmap);
 
 	/* processes started now find no breakpoint and get no [uprobes] area */
