@@ -1163,6 +1163,20 @@ static void say_growth(const struct cache_kb *c0, int n0)
 	}
 }
 
+/* No front end, worker or process of the runs so far reported an error. */
+static void run_had_no_errors(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(stress) *self)
+{
+	struct stress *s = &self->s;
+
+	EXPECT_EQ(0, s->n.t_err) TH_LOG("tracefs: %s", s->n.t_why);
+	EXPECT_EQ(0, s->n.p_err) TH_LOG("perf: %s", s->n.p_why);
+	EXPECT_EQ(0, self->tl.fails) TH_LOG("a worker: %s", self->tl.why);
+	EXPECT_EQ(0, self->long_bad) TH_LOG("%s", self->bad_why);
+	EXPECT_EQ(0, self->short_bad) TH_LOG("%s", self->bad_why);
+	EXPECT_EQ(0, self->trace_bad) TH_LOG("%s", self->bad_why);
+}
+
 /*
  * Settled Slab after a run (kB), its SUnreclaim in *@sun and the growth
  * of vmap_area since @c0 in *@vmap.  Frees deferred past grace periods
@@ -1248,12 +1262,7 @@ TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 500)
 	say("seen by the workers: int3 at st_leaf in %lu rounds, a [uprobes] area in %lu of %d\n",
 	    self->tl.bp, self->tl.xol, N_LONG);
 
-	EXPECT_EQ(0, s->n.t_err) TH_LOG("tracefs: %s", s->n.t_why);
-	EXPECT_EQ(0, s->n.p_err) TH_LOG("perf: %s", s->n.p_why);
-	EXPECT_EQ(0, self->tl.fails) TH_LOG("a worker: %s", self->tl.why);
-	EXPECT_EQ(0, self->long_bad) TH_LOG("%s", self->bad_why);
-	EXPECT_EQ(0, self->short_bad) TH_LOG("%s", self->bad_why);
-	EXPECT_EQ(0, self->trace_bad) TH_LOG("%s", self->bad_why);
+	run_had_no_errors(_metadata, self);
 	/* every process reported: 4 long, the test's short ones, the exec'd ones */
 	EXPECT_EQ(N_LONG + self->shorts + self->tl.vforks, self->tl.reports);
 	/* the run did what it says: probes fired through both front ends */
@@ -1293,12 +1302,7 @@ TEST_F_TIMEOUT(stress, probes_come_and_go_under_busy_processes, 500)
 		sun0 = sun1;
 		ncaches0 = slab_caches(caches0);
 		run_phase(_metadata, self, STRESS_RUN_S);
-		EXPECT_EQ(0, s->n.t_err) TH_LOG("tracefs: %s", s->n.t_why);
-		EXPECT_EQ(0, s->n.p_err) TH_LOG("perf: %s", s->n.p_why);
-		EXPECT_EQ(0, self->tl.fails) TH_LOG("a worker: %s", self->tl.why);
-		EXPECT_EQ(0, self->long_bad) TH_LOG("%s", self->bad_why);
-		EXPECT_EQ(0, self->short_bad) TH_LOG("%s", self->bad_why);
-		EXPECT_EQ(0, self->trace_bad) TH_LOG("%s", self->bad_why);
+		run_had_no_errors(_metadata, self);
 		slab1 = slab_growth(sun0, &sun1, &vmap, caches0, ncaches0);
 		say("second run: SUnreclaim %ld -> %ld kB (%+ld, vmap_area %+ld; Slab %+ld)\n",
 		    sun0, sun1, sun1 - sun0, vmap, slab1 - slab0);
