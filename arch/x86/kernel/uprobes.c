@@ -461,19 +461,27 @@ static noinline bool uprobe_x86_emulate_hit(const struct uprobe_x86_op *op,
 static __always_inline bool uprobe_x86_push64(const struct uprobe_x86_op *op,
 					      struct pt_regs *regs)
 {
-	unsigned long next = regs->ip + op->len, val;
+	unsigned long next = regs->ip + op->len, new_ip = next, val;
 
-	if (op->emul == UPROBE_EMUL_PUSH)
+	/*
+	 * A call's target below 2^47 is canonical whatever the paging mode:
+	 * no test of the mode here.  Others (a wrap, the top of a 5-level
+	 * address space) go to the full emulator's exact test.
+	 */
+	if (op->emul == UPROBE_EMUL_PUSH) {
 		val = *uprobe_x86_gpr(regs, op->reg);	/* %rsp: the old value */
-	else if (op->emul == UPROBE_EMUL_CALL &&
-		 !uprobe_x86_bad_target(op, next + op->imm))
+	} else if (op->emul == UPROBE_EMUL_CALL) {
+		new_ip += op->imm;
+		if (new_ip >= BIT_ULL(47))
+			return false;
 		val = next;
-	else
+	} else {
 		return false;
+	}
 	if (put_user(val, (unsigned long __user *)(regs->sp - 8)))
 		return false;
 	regs->sp -= 8;
-	regs->ip = op->emul == UPROBE_EMUL_CALL ? next + op->imm : next;
+	regs->ip = new_ip;
 	return true;
 }
 
@@ -532,6 +540,19 @@ static noinline bool uprobe_x86_skip_sstep(struct arch_uprobe *aup,
 	return uprobe_x86_emulate_hit(op, regs);
 }
 
+/*
+ * A push or call in 64-bit code, not stepped by a debugger: in a frame of
+ * its own, small enough for the hot path to jump to.  What it does not do
+ * (a target it does not vouch for, a push that would fault) goes to the
+ * full emulator, which finds it again.
+ */
+static noinline bool uprobe_x86_push64_hit(struct arch_uprobe *aup,
+					   struct pt_regs *regs)
+{
+	return uprobe_x86_push64(&aup->op, regs) ||
+	       uprobe_x86_emulate_hit(&aup->op, regs);
+}
+
 /**
  * arch_uprobe_skip_sstep() - emulate the probed instruction if we can
  * @aup: the probe
@@ -546,14 +567,20 @@ bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs)
 	const struct uprobe_x86_op *op = &aup->op;
 
 	/*
-	 * A nop in 64-bit code (function entries patched for tracing, USDT
-	 * sites, every hit through a jump stub) needs no registers saved:
-	 * done here, the rest in a frame of its own.
+	 * What most probes sit on, in 64-bit code a debugger does not step:
+	 * a nop (function entries patched for tracing, USDT sites, every hit
+	 * through a jump stub) needs no registers saved and is done here; a
+	 * push or a call (function entries) gets a small frame.  The rest
+	 * goes to a frame of its own.
 	 */
-	if (op->emul == UPROBE_EMUL_NOP && op->is64 &&
-	    user_64bit_mode(regs) && !(regs->flags & X86_EFLAGS_TF)) {
-		regs->ip += op->len;
-		return true;
+	if (op->is64 && user_64bit_mode(regs) &&
+	    !(regs->flags & X86_EFLAGS_TF)) {
+		if (op->emul == UPROBE_EMUL_NOP) {
+			regs->ip += op->len;
+			return true;
+		}
+		if (op->emul == UPROBE_EMUL_PUSH || op->emul == UPROBE_EMUL_CALL)
+			return uprobe_x86_push64_hit(aup, regs);
 	}
 	return uprobe_x86_skip_sstep(aup, regs);
 }
