@@ -229,6 +229,13 @@ void arch_uprobe_direct_leave(struct arch_uprobe *aup, struct pt_regs *regs);
 bool arch_uprobe_direct_trapped(void);
 void arch_uprobe_trap_not_ours(struct pt_regs *regs);
 unsigned int arch_uprobe_jump_ok(struct arch_uprobe *aup, struct pt_regs *regs);
+#ifndef arch_uprobe_jump_maybe
+/* Whether arch_uprobe_jump_ok() may say yes: an architecture may tell early. */
+static inline bool arch_uprobe_jump_maybe(const struct arch_uprobe *aup)
+{
+	return true;
+}
+#endif
 unsigned int arch_uprobe_jump_insn(struct arch_uprobe *aup, unsigned long vaddr,
 				   unsigned long stub, u8 *insn);
 unsigned long arch_uprobe_jump_target(unsigned long vaddr, const u8 *code);

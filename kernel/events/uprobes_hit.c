@@ -141,7 +141,7 @@ static noinline struct uprobe_task *uprobe_alloc_utask(void)
 }
 
 /* current's uprobes state, made at its first hit; NULL when out of memory */
-static inline struct uprobe_task *uprobe_get_utask(void)
+static __always_inline struct uprobe_task *uprobe_get_utask(void)
 {
 	struct uprobe_task *utask = current->utask;
 
@@ -448,8 +448,8 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	if (!leave_step_retry(utask, bp_vaddr) &&
 	    run_handlers(uprobe, regs, utask, bp_vaddr))
 		goto out;
-	/* The knob first: with it off, a trap costs what it did before jumps. */
-	len = READ_ONCE(uprobe_jump_on) ?
+	/* Two tests first: a trap that cannot become a jump stays cheap. */
+	len = arch_uprobe_jump_maybe(&uprobe->arch) && READ_ONCE(uprobe_jump_on) ?
 	      arch_uprobe_jump_ok(&uprobe->arch, regs) : 0;
 	if (unlikely(len))
 		uprobe_jump_install(uprobe, bp_vaddr, len);

@@ -122,8 +122,8 @@ unsigned int arch_uprobe_jump_ok(struct arch_uprobe *aup, struct pt_regs *regs)
 {
 	const struct uprobe_x86_op *op = &aup->op;
 
-	if (op->emul != UPROBE_EMUL_NOP || op->len < UPROBE_JUMP_INSN_BYTES ||
-	    !op->is64 || !user_64bit_mode(regs) ||
+	/* The hit path asked arch_uprobe_jump_maybe() already: the same test. */
+	if (!arch_uprobe_jump_maybe(aup) || !op->is64 || !user_64bit_mode(regs) ||
 	    !uprobe_x86_long_nop(aup->insn, op->len))
 		return 0;
 	return op->len;

@@ -187,6 +187,18 @@ struct arch_uprobe {
 	struct uprobe_x86_op	op;
 };
 
+#define arch_uprobe_jump_maybe arch_uprobe_jump_maybe
+/*
+ * Only a nop as long as the jump may become one: the first test of
+ * arch_uprobe_jump_ok(), inline, so that the trap of every other probe
+ * is spared the call.
+ */
+static inline bool arch_uprobe_jump_maybe(const struct arch_uprobe *aup)
+{
+	return aup->op.emul == UPROBE_EMUL_NOP &&
+	       aup->op.len >= UPROBE_JUMP_INSN_BYTES;
+}
+
 /**
  * struct arch_uprobe_task - x86 state of a task stepping out of line
  * @saved_trap_nr: thread.trap_nr before the step; the step replaces it
