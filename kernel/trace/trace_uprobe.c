@@ -591,6 +591,7 @@ static int __trace_uprobe_create(int argc, const char **argv)
 			goto out;
 	}
 
+	tu->record_in_place = trace_uprobe_record_in_place(&tu->tp);
 	ret = traceprobe_set_print_fmt(&tu->tp, is_return ?
 				       PROBE_PRINT_RETURN : PROBE_PRINT_NORMAL);
 	if (ret < 0)

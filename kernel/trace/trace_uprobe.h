@@ -52,6 +52,8 @@ struct trace_uprobe {
 	bool				is_return;
 	/* The instruction passed uprobe_analyze_unmapped() once. */
 	bool				insn_checked;
+	/* Hits may write the record into the ring buffer directly. */
+	bool				record_in_place;
 	/* A perf-made probe is freed after the handlers: see trace_uprobe.c */
 	union {
 		struct rcu_head		free_rcu;
@@ -119,6 +121,7 @@ int trace_uprobe_register(struct trace_event_call *event,
 			  enum trace_reg type, void *data);
 
 /* A hit (trace_uprobe_hit.c). */
+bool trace_uprobe_record_in_place(struct trace_probe *tp);
 int trace_uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs);
 int trace_uretprobe_dispatcher(struct uprobe_consumer *uc,
 			       unsigned long func, struct pt_regs *regs);

@@ -338,6 +338,107 @@ static void uprobe_trace_plain(struct trace_event_file *file,
 	trace_event_buffer_commit(&fbuffer);
 }
 
+/**
+ * trace_uprobe_record_in_place - may hits write their record into the buffer?
+ * @tp: the event's probe, its arguments parsed
+ *
+ * Every argument must be a value of the hit itself (a register, the stack
+ * pointer, the return value, an immediate), stored as it is or as a
+ * bitfield.  A dereference reads user memory, which may
+ * fault and sleep where a reserved ring-buffer event allows neither, and a
+ * string's size is known only once it is read: such records are built
+ * first and copied.  The record must also fit on the stack, for instances
+ * that filter or trigger.
+ *
+ * Return: true when the hits of a tracefs-only event may write in place.
+ */
+bool trace_uprobe_record_in_place(struct trace_probe *tp)
+{
+	struct fetch_insn *code;
+	int i;
+
+	if (tp->size > UPROBE_RECORD_ONSTACK - sizeof(struct uretprobe_entry_head))
+		return false;
+	for (i = 0; i < tp->nr_args; i++) {
+		code = tp->args[i].code;
+		switch (code->op) {
+		case FETCH_OP_REG:
+		case FETCH_OP_STACKP:
+		case FETCH_OP_RETVAL:
+		case FETCH_OP_IMM:
+			break;
+		default:
+			return false;
+		}
+		if ((++code)->op != FETCH_OP_ST_RAW)
+			return false;
+		if ((++code)->op == FETCH_OP_MOD_BF)
+			code++;
+		if (code->op != FETCH_OP_END)
+			return false;
+	}
+	return true;
+}
+
+/*
+ * The hit of an event only tracefs instances read, whose record
+ * trace_uprobe_record_in_place() allows to be written in place: each
+ * plain instance gets it written straight into its ring buffer, without
+ * a copy built first.  An instance that filters, triggers or does more
+ * on commit gets it built on the stack and copied, as uprobe_hit() would.
+ * The head (at the start of @sr) has its fields other than the
+ * trace_entry filled in.
+ */
+static __always_inline void uprobe_trace_in_place(struct trace_uprobe *tu,
+						  struct uprobe_hit *hit,
+						  union uprobe_stack_record *sr,
+						  int head_size)
+{
+	struct trace_probe *tp = &tu->tp;
+	struct uprobe_record rec = { .size = head_size + tp->size };
+	struct event_file_link *link;
+	unsigned int trace_ctx;
+
+	/* See uprobe_trace_output(). */
+	trace_ctx = tracing_gen_ctx();
+	tracing_generic_entry_update(&sr->entry.ent,
+				     trace_probe_event_call(tp)->event.type,
+				     trace_ctx);
+	preempt_disable();
+	rcu_read_lock();
+	trace_probe_for_each_link_rcu(link, tp) {
+		struct trace_event_file *file = link->file;
+		struct trace_buffer *buffer = file->tr->array_buffer.buffer;
+		struct ring_buffer_event *event;
+		void *entry;
+
+		if (unlikely((READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC) ||
+			     !trace_event_commit_is_plain(file->tr))) {
+			/* Every byte is written: nothing to clear first. */
+			if (!rec.data && tp->nr_args)
+				store_trace_args(sr->buf + head_size, tp, hit,
+						 head_size, 0);
+			rec.data = sr->buf;
+			if (READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC)
+				uprobe_trace_generic(file, &rec, trace_ctx);
+			else
+				uprobe_trace_plain(file, &rec, trace_ctx);
+			continue;
+		}
+		event = ring_buffer_lock_reserve(buffer, rec.size);
+		if (!event)
+			continue;
+		entry = ring_buffer_event_data(event);
+		/* A constant size: a few stores, not a copy loop. */
+		memcpy(entry, sr->buf, head_size);
+		if (tp->nr_args)
+			store_trace_args(entry + head_size, tp, hit, head_size, 0);
+		trace_buffer_unlock_commit_nostack(buffer, event);
+	}
+	rcu_read_unlock();
+	preempt_enable();
+}
+
 /* Copy the record into the buffer of every tracefs instance tracing it. */
 static void uprobe_trace_output(struct trace_uprobe *tu,
 				struct uprobe_record *rec)
@@ -391,8 +492,14 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 		return false;
 	}
 
-	if (!traced && !to_perf)
-		return true;
+	if (!to_perf) {
+		if (!traced)
+			return true;
+		if (tu->record_in_place) {
+			uprobe_trace_in_place(tu, hit, sr, head_size);
+			return true;
+		}
+	}
 
 	if (build_record(tu, hit, head_size, &rec, sr))
 		return true;

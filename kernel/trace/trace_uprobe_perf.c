@@ -247,6 +247,7 @@ create_local_trace_uprobe(char *name, unsigned long offs,
 	tu->offset = offs;
 	tu->ref_ctr_offset = ref_ctr_offset;
 
+	tu->record_in_place = trace_uprobe_record_in_place(&tu->tp);
 	trace_uprobe_init_event_call(tu);
 	ret = traceprobe_set_print_fmt(&tu->tp, is_return ?
 				       PROBE_PRINT_RETURN : PROBE_PRINT_NORMAL);

@@ -266,6 +266,90 @@ TEST_F(basic, fetch_file_offset_reads_program_data)
 	EXPECT_STREQ("0xffee", v);
 }
 
+/*
+ * Event @ev's line @idx has @head in it (the "(IP)" or "(RET <- FUNC)"
+ * part) and each "name=value" of @want.
+ */
+static void expect_line(struct __test_metadata *_metadata, const char *ev,
+			int idx, const char *head, const char *want)
+{
+	char line[1024], v[128], name[64], val[128];
+	const char *p = want;
+	int n;
+
+	ASSERT_EQ(0, ut_trace_line(ev, idx, line, sizeof(line)))
+		TH_LOG("no trace line %d of %s", idx, ev);
+	EXPECT_NE(NULL, strstr(line, head)) TH_LOG("no '%s' in: %s", head, line);
+	while (sscanf(p, " %63[^=]=%127s%n", name, val, &n) == 2) {
+		ASSERT_EQ(0, ut_field(line, name, v, sizeof(v)))
+			TH_LOG("no field %s in: %s", name, line);
+		EXPECT_STREQ(val, v) TH_LOG("field %s in: %s", name, line);
+		p += n;
+	}
+}
+
+/* @n arguments "aI=%di:s64", and what each shows for %di = -2. */
+static void di_args(int n, char *args, char *want, size_t len)
+{
+	int i, a = 0, w = 0;
+
+	for (i = 1; i <= n; i++) {
+		a += snprintf(args + a, len - a, "a%d=%%di:s64 ", i);
+		w += snprintf(want + w, len - w, "a%d=-2 ", i);
+	}
+}
+
+/*
+ * Arguments that are values of the hit itself (registers in several
+ * widths and signs, a bitfield, an immediate, $retval), the records a
+ * hit may write straight into the ring buffer: right with their heads,
+ * in plain events, in events that filter (the record is then built
+ * first), for entry and return probes, and on either side of the size
+ * up to which a record is written in place (13 and 14 longs).
+ */
+TEST_F(basic, fetch_register_values_plain_and_filtered)
+{
+	const char *ent = "a=0xfffffffffffffffe lo=254 w=-2 b=-102 f=9 c=591751049 k=7";
+	char r[256], ip[64], ret[64], args13[512], want13[512], args14[512], want14[512];
+	struct ut_target *t;
+	long off;
+	int i;
+
+	di_args(13, args13, want13, sizeof(args13));
+	di_args(14, args14, want14, sizeof(args14));
+	UT_SYM(off, self->target, "ut_plain");
+	UT_PROBE(0, 'p', self->target, off, NULL,
+		 "a=%di:x64 lo=%di:u8 w=%di:s16 b=%si:s8 f=%si:b4@4/8 c=%dx:u32 k=\\7:s32");
+	UT_PROBE(1, 'r', self->target, off, NULL, "ret=$retval:s32 lo=$retval:u8 k=\\7:s32");
+	UT_PROBE(2, 'p', self->target, off, NULL, args13);
+	UT_PROBE(3, 'p', self->target, off, NULL, args14);
+	for (i = 0; i < 4; i++)
+		UT_ENABLE(i, true);
+	UT_START(t, "uprobe_target", NULL);
+	UT_CMD(t, r, "addr ut_plain");
+	snprintf(ip, sizeof(ip), "(%s)", r + 3);
+	snprintf(ret, sizeof(ret), " <- %s)", r + 3);
+	/* 3 * -2 + 0x9a = 148 */
+	UT_CMD(t, r, "call ut_plain 1 -2 0x9a 0x123456789");
+	EXPECT_EQ(148, ut_okval(r));
+	expect_line(_metadata, ut_ev(&self->c, 0), 0, ip, ent);
+	expect_line(_metadata, ut_ev(&self->c, 1), 0, ret, "ret=148 lo=148 k=7");
+	expect_line(_metadata, ut_ev(&self->c, 2), 0, ip, want13);
+	expect_line(_metadata, ut_ev(&self->c, 3), 0, ip, want14);
+
+	ASSERT_EQ(0, ut_event_file_write(GRP, ut_ev(&self->c, 0), "filter", "b == -102"));
+	ASSERT_EQ(0, ut_event_file_write(GRP, ut_ev(&self->c, 1), "filter", "lo == 148"));
+	ASSERT_EQ(0, ut_event_file_write(GRP, ut_ev(&self->c, 2), "filter", "a13 == -2"));
+	UT_CMD(t, r, "call ut_plain 1 -2 0x9b 0x123456789");
+	UT_CMD(t, r, "call ut_plain 1 -2 0x9a 0x123456789");
+	EXPECT_EQ(2, UT_LINES(0, t->pid));
+	EXPECT_EQ(2, UT_LINES(1, t->pid));
+	EXPECT_EQ(3, UT_LINES(2, t->pid));
+	expect_line(_metadata, ut_ev(&self->c, 0), 1, ip, ent);
+	expect_line(_metadata, ut_ev(&self->c, 1), 1, ret, "ret=148 lo=148 k=7");
+	expect_line(_metadata, ut_ev(&self->c, 2), 2, ip, want13);
+}
+
 /* Each hit's arguments in order: one line per call, in call order. */
 TEST_F(basic, trace_lines_follow_call_order)
 {
