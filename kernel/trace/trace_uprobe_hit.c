@@ -26,12 +26,15 @@
 /*
  * A hit's record while it fits on the stack: the dispatcher writes the
  * head in place, build_record() appends the rest, and clears what it uses
- * a word at a time (hence the word of slack).
+ * a word at a time (hence the word of slack).  The array comes first:
+ * GCC gives a union whose first member is a 16-byte struct a 16-byte
+ * alignment, which the dispatchers would pay for with a stack
+ * realignment on every hit.
  */
 union uprobe_stack_record {
+	u8				buf[UPROBE_RECORD_ONSTACK + sizeof(u64)];
 	struct uprobe_entry_head	entry;
 	struct uretprobe_entry_head	ret;
-	u8				buf[UPROBE_RECORD_ONSTACK + sizeof(u64)];
 };
 
 /*
@@ -541,7 +544,7 @@ int trace_uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs)
 	}
 	this_cpu_inc(*tu->nhit);
 
-	head->ent = (struct trace_entry){};	/* tracefs, then perf, fill it */
+	/* head->ent: tracefs, then perf, fill it in. */
 	head->ip = probe_vaddr(tu, regs);
 	hit.file_base = head->ip - tu->offset;
 
@@ -559,7 +562,6 @@ int trace_uretprobe_dispatcher(struct uprobe_consumer *uc,
 
 	this_cpu_inc(*tu->nhit);
 
-	head->ent = (struct trace_entry){};
 	head->func = func;
 	head->ret_ip = instruction_pointer(regs);
 	hit.file_base = func - tu->offset;
