@@ -384,69 +384,49 @@ bool trace_uprobe_record_in_place(struct trace_probe *tp)
 }
 
 /*
- * The hit of an event only tracefs instances read, whose record
- * trace_uprobe_record_in_place() allows to be written in place: each
- * plain instance gets it written straight into its ring buffer, without
- * a copy built first.  An instance that filters, triggers or does more
- * on commit gets it built on the stack and copied, as uprobe_hit() would.
- * The head (at the start of @sr) has its fields other than the
- * trace_entry filled in.
+ * Write a record that trace_uprobe_record_in_place() allows straight
+ * into @file's ring buffer: the head (at the start of @sr, its trace_entry
+ * filled in), then the arguments.  For a plain file (no filter, trigger
+ * or pid filter) whose commit is plain.
  */
-static __always_inline void uprobe_trace_in_place(struct trace_uprobe *tu,
-						  struct uprobe_hit *hit,
-						  union uprobe_stack_record *sr,
-						  int head_size)
+static __always_inline void uprobe_trace_write_in_place(struct trace_event_file *file,
+							struct trace_uprobe *tu,
+							struct uprobe_hit *hit,
+							union uprobe_stack_record *sr,
+							int head_size)
 {
+	struct trace_buffer *buffer = file->tr->array_buffer.buffer;
 	struct trace_probe *tp = &tu->tp;
-	struct uprobe_record rec = { .size = head_size + tp->size };
-	struct event_file_link *link;
-	unsigned int trace_ctx;
+	struct ring_buffer_event *event;
+	void *entry;
 
-	/* See uprobe_trace_output(). */
-	trace_ctx = tracing_gen_ctx();
-	tracing_generic_entry_update(&sr->entry.ent,
-				     trace_probe_event_call(tp)->event.type,
-				     trace_ctx);
-	preempt_disable();
-	rcu_read_lock();
-	trace_probe_for_each_link_rcu(link, tp) {
-		struct trace_event_file *file = link->file;
-		struct trace_buffer *buffer = file->tr->array_buffer.buffer;
-		struct ring_buffer_event *event;
-		void *entry;
-
-		if (unlikely((READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC) ||
-			     !trace_event_commit_is_plain(file->tr))) {
-			/* Every byte is written: nothing to clear first. */
-			if (!rec.data && tp->nr_args)
-				store_trace_args(sr->buf + head_size, tp, hit,
-						 head_size, 0);
-			rec.data = sr->buf;
-			if (READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC)
-				uprobe_trace_generic(file, &rec, trace_ctx);
-			else
-				uprobe_trace_plain(file, &rec, trace_ctx);
-			continue;
-		}
-		event = ring_buffer_lock_reserve(buffer, rec.size);
-		if (!event)
-			continue;
-		entry = ring_buffer_event_data(event);
-		/* A constant size: a few stores, not a copy loop. */
-		memcpy(entry, sr->buf, head_size);
-		if (tp->nr_args)
-			store_trace_args(entry + head_size, tp, hit, head_size, 0);
-		trace_buffer_unlock_commit_nostack(buffer, event);
-	}
-	rcu_read_unlock();
-	preempt_enable();
+	event = ring_buffer_lock_reserve(buffer, head_size + tp->size);
+	if (!event)
+		return;
+	entry = ring_buffer_event_data(event);
+	/* A constant size: a few stores, not a copy loop. */
+	memcpy(entry, sr->buf, head_size);
+	if (tp->nr_args)
+		store_trace_args(entry + head_size, tp, hit, head_size, 0);
+	trace_buffer_unlock_commit_nostack(buffer, event);
 }
 
-/* Copy the record into the buffer of every tracefs instance tracing it. */
-static void uprobe_trace_output(struct trace_uprobe *tu,
-				struct uprobe_record *rec)
+/*
+ * Write the hit's record to every tracefs instance tracing it.  @rec is
+ * the record build_record() made, or, when trace_uprobe_record_in_place()
+ * allows, has no data yet: a plain instance then gets it written straight
+ * into its ring buffer, and any other gets it built at @sr first (every
+ * byte is written: nothing to clear).  The head, at the start of the
+ * record or of @sr, has its fields other than the trace_entry filled in.
+ */
+static __always_inline void uprobe_trace_output(struct trace_uprobe *tu,
+						struct uprobe_record *rec,
+						struct uprobe_hit *hit,
+						union uprobe_stack_record *sr,
+						int head_size)
 {
 	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	bool built = rec->data;
 	struct event_file_link *link;
 	unsigned int trace_ctx;
 
@@ -457,14 +437,27 @@ static void uprobe_trace_output(struct trace_uprobe *tu,
 	 * for debugging alone (PREEMPT_NONE with DEBUG_ATOMIC_SLEEP).
 	 */
 	trace_ctx = tracing_gen_ctx();
-	tracing_generic_entry_update(rec->data, call->event.type, trace_ctx);
+	tracing_generic_entry_update(built ? rec->data : (void *)sr->buf,
+				     call->event.type, trace_ctx);
 	/* The ring buffer and the pid filters want a fixed CPU. */
 	preempt_disable();
 	rcu_read_lock();
 	trace_probe_for_each_link_rcu(link, &tu->tp) {
 		struct trace_event_file *file = link->file;
+		bool generic = READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC;
 
-		if (unlikely(READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC))
+		if (!built) {
+			if (likely(!generic && trace_event_commit_is_plain(file->tr))) {
+				uprobe_trace_write_in_place(file, tu, hit, sr, head_size);
+				continue;
+			}
+			if (tu->tp.nr_args)
+				store_trace_args(sr->buf + head_size, &tu->tp, hit,
+						 head_size, 0);
+			rec->data = sr->buf;
+			built = true;
+		}
+		if (unlikely(generic))
 			uprobe_trace_generic(file, rec, trace_ctx);
 		else
 			uprobe_trace_plain(file, rec, trace_ctx);
@@ -485,7 +478,7 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 {
 	unsigned int flags = trace_probe_load_flag(&tu->tp);
 	bool traced = flags & TP_FLAG_TRACE, to_perf = false;
-	struct uprobe_record rec __uninitialized;	/* build_record() sets it */
+	struct uprobe_record rec __uninitialized;	/* set below */
 
 	if ((flags & TP_FLAG_PROFILE) &&
 	    trace_uprobe_perf_wants(trace_uprobe_filter(tu), current->mm)) {
@@ -498,8 +491,15 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 	if (!to_perf) {
 		if (!traced)
 			return true;
+		/*
+		 * Arguments that cannot fault: no record built first (see
+		 * uprobe_trace_output()).  A call of its own, so that the
+		 * compiler knows the record has no data yet.
+		 */
 		if (tu->record_in_place) {
-			uprobe_trace_in_place(tu, hit, sr, head_size);
+			rec.data = NULL;
+			rec.size = head_size + tu->tp.size;
+			uprobe_trace_output(tu, &rec, hit, sr, head_size);
 			return true;
 		}
 	}
@@ -508,7 +508,7 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 		return true;
 
 	if (traced)
-		uprobe_trace_output(tu, &rec);
+		uprobe_trace_output(tu, &rec, hit, sr, head_size);
 	if (to_perf)
 		trace_uprobe_perf_output(tu, hit->regs, &rec);
 

@@ -527,15 +527,13 @@ static noinline bool uprobe_x86_skip_sstep(struct arch_uprobe *aup,
 		return uprobe_x86_skip_other_mode(aup, regs);
 	if (op->emul == UPROBE_EMUL_NONE)
 		return false;
-	/* A function's usual first instructions, when no debugger steps. */
-	if (!(regs->flags & X86_EFLAGS_TF)) {
-		/* 64-bit code's nops do not come here: 32-bit code's do. */
-		if (op->emul == UPROBE_EMUL_NOP) {
-			regs->ip = uprobe_x86_trunc(op, regs->ip + op->len);
-			return true;
-		}
-		if (op->is64 && uprobe_x86_push64(op, regs))
-			return true;
+	/*
+	 * 32-bit code's nops, when no debugger steps (64-bit code's nops,
+	 * pushes and calls do not come here: see arch_uprobe_skip_sstep()).
+	 */
+	if (op->emul == UPROBE_EMUL_NOP && !(regs->flags & X86_EFLAGS_TF)) {
+		regs->ip = uprobe_x86_trunc(op, regs->ip + op->len);
+		return true;
 	}
 	return uprobe_x86_emulate_hit(op, regs);
 }
