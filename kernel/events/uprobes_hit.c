@@ -159,6 +159,13 @@ void uprobe_free_utask(struct task_struct *t)
 
 	if (!utask)
 		return;
+	/*
+	 * Unpublished before anything is freed: a perf NMI that interrupts
+	 * us walks the user stack through current->utask (the x86 callchain
+	 * unwinder's is_uprobe_at_func_entry(), uprobe_fix_callchain()).
+	 */
+	WRITE_ONCE(t->utask, NULL);
+	barrier();
 	if (utask->xol_slot && t->mm) {
 		area = t->mm->uprobes_state.xol_area;
 		if (area)
@@ -167,7 +174,6 @@ void uprobe_free_utask(struct task_struct *t)
 	uprobe_direct_release(utask, t->mm);
 	uprobe_free_returns(utask);
 	kfree(utask);
-	t->utask = NULL;
 }
 
 /**
