@@ -204,7 +204,7 @@ asm(
 "	.size f_retprobe, .-f_retprobe\n"
 "	.size s_retprobe, .-s_retprobe\n"
 
-/* The same with a 5-byte nop first: a return probe whose entry can jump. */
+/* The same with a 5-byte nop first: a return probe on a patchable entry. */
 "	.p2align 4\n"
 "	.globl f_retnop5, s_retnop5\n"
 "	.type f_retnop5, @function\n"

@@ -2,62 +2,40 @@
 /*
  * uprobes: the registry of probes and their consumers.
  *
- * A probe (struct uprobe) is a file offset of an inode.  Probes live in one
- * rbtree ordered by (inode address, offset), so that all the probes of a
- * file sit next to each other and uprobe_mmap() finds those in a mapped
- * range with one descent.  A probe stays in the tree while it has
- * consumers; its memory goes away with its last reference, after an SRCU
- * grace period.
+ * Probes sit in one rbtree ordered by (inode address, offset): a file's
+ * probes are adjacent, and a mapped range is found with one descent.  A
+ * probe stays in the tree while it has consumers; it is freed with its
+ * last reference, after an SRCU grace period.
  *
- * Locks, outermost first.  Nothing here is taken in the other order.
+ * Locks, outermost first; none is taken in the other order:
  *
  *  uprobe->register_rwsem (rwsem)
- *	One probe's consumer list changes, and the walk over the mms that
- *	installs or removes its breakpoints after the change, under it held
- *	for write.  Batches (uprobe_register_batch()) change the lists under
- *	it but walk for many probes after dropping it: each decision reads
- *	the list under the mm's mmap_lock, which is enough (see
- *	uprobe_walk_batch()).  The hit path takes it for read only to
- *	honour UPROBE_HANDLER_REMOVE, which is rare.
+ *	Write: a change of the probe's consumer list and the install or
+ *	remove walk after it.  A batch walks after dropping it, deciding
+ *	from the list as it is under each mmap_lock.  Read: the hit path,
+ *	for UPROBE_HANDLER_REMOVE.
  *  dup_mmap_sem (rwsem, uprobes_install.c)
- *	fork holds it for read from before it copies an mm until the copy is
- *	linked; an install or remove walk holds it for write, so that every
- *	mm is either seen by the walk or copied from one the walk finished.
+ *	Read: fork, until the new mm is linked.  Write: a walk.  So each mm
+ *	is walked, or copied from one the walk has finished.
  *  mapping->i_mmap_rwsem (read)
- *	Only while collecting the mms to visit; dropped
- *	before any mmap_lock is taken.
+ *	Only to collect the mms to walk; dropped before any mmap_lock.
  *  mm->mmap_lock
- *	Held for write to write or restore a breakpoint in the mm and to add
- *	an entry to its table (uprobe_mmap() and fork already hold it);
- *	munmap paths may erase entries of a range they own with it held for
- *	read, and the hit path's slow lookup re-adds a missing entry for
- *	read, insert-if-absent only.
+ *	Write: writing or restoring a breakpoint, adding table entries.
+ *	Read: munmap erasing its own range, the hit path's slow lookup
+ *	adding a missing entry.
  *  uprobes_analyze_mutex (mutex)
- *	The one-time arch analysis of a probe's instruction; never held
- *	across I/O (the bytes are read first, and walks analyse before they
- *	take dup_mmap_sem: see analyze_ahead()).
+ *	The one-time analysis of a probe; never held over I/O.
  *  uprobes_treelock (rwlock), bp_table->lock, bp_table->pending_lock,
  *  xol_area->lock (spinlocks)
- *	Innermost; nothing is taken inside them, nothing sleeps under them.
+ *	Innermost: no other lock nests in them, nothing sleeps under
+ *	them (a probe's last uprobe_put() only queues its free).
  *
- * Lockless paths:
- *  - A hit looks its address up in the mm's bp table under RCU
- *    (uprobes_bptable.c) and uses the probe and its consumer list under
- *    uprobes_srcu, which also covers the handler calls.  It writes only
- *    per-CPU (srcu) and per-thread data unless the instruction must be
- *    stepped out of line (an XOL slot is taken and given back under the
- *    area's lock), or a return probe takes a reference on the probe.
- *  - Consumer lists are published with release stores and read with
- *    READ_ONCE() under uprobes_srcu; uprobe_unregister() waits for an
- *    expedited SRCU grace period (with no lock held) before it returns, so
- *    no handler of the removed consumer runs after that;
- *    uprobe_unregister_nosync() leaves that wait to its caller.
- *
- * Memory (x86_64, without lock debugging): a probe is a struct uprobe of
- * about 190 bytes (kmalloc-192 or -256, depending on the arch's struct
- * arch_uprobe); a consumer costs nothing here (the caller's structure
- * carries the link).  See uprobes_install.c, uprobes_xol.c and
- * uprobes_ret.c for the per-mm and per-thread costs.
+ * Lockless:
+ *  - A hit looks its address up in the mm's bp table under RCU and uses
+ *    the probe, its consumers and their handlers under uprobes_srcu.
+ *  - Consumer lists are published with release stores and read under
+ *    uprobes_srcu.  uprobe_unregister() waits for a grace period before
+ *    it returns; uprobe_unregister_nosync() leaves that to its caller.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -79,169 +57,21 @@ DEFINE_SRCU(uprobes_srcu);
 static struct rb_root uprobes_tree = RB_ROOT;
 static DEFINE_RWLOCK(uprobes_treelock);
 
-struct uprobe *get_uprobe(struct uprobe *uprobe)
-{
-	refcount_inc(&uprobe->ref);
-	return uprobe;
-}
-
 static void uprobe_free_srcu(struct rcu_head *rcu)
 {
 	kfree(container_of(rcu, struct uprobe, rcu));
 }
 
 /**
- * put_uprobe - drop a reference on a probe
+ * uprobe_put - drop a reference on a probe
  * @uprobe: the probe
  *
- * Context: any; the probe is freed after an SRCU grace period, so readers
- * that found it under uprobes_srcu may keep using it until they leave.
+ * Context: any.  The probe is freed after an SRCU grace period.
  */
-void put_uprobe(struct uprobe *uprobe)
+void uprobe_put(struct uprobe *uprobe)
 {
 	if (refcount_dec_and_test(&uprobe->ref))
 		call_srcu(&uprobes_srcu, &uprobe->rcu, uprobe_free_srcu);
-}
-
-/**
- * uprobe_tree_search - the probe at (@inode, @offset) in @root
- * @root: a tree of probes ordered by uprobe_key_cmp()
- * @inode: the file
- * @offset: the offset
- *
- * Context: the tree's lock held (for the registry: uprobes_treelock).
- * Return: the probe or NULL; no reference taken.
- */
-struct uprobe *uprobe_tree_search(struct rb_root *root, struct inode *inode,
-				  loff_t offset)
-{
-	struct rb_node *n = root->rb_node;
-
-	while (n) {
-		struct uprobe *u = rb_entry(n, struct uprobe, rb_node);
-		int c = uprobe_key_cmp(inode, offset, u->inode, u->offset);
-
-		if (!c)
-			return u;
-		n = c < 0 ? n->rb_left : n->rb_right;
-	}
-	return NULL;
-}
-
-/**
- * uprobe_tree_insert - put a probe into @root unless its key is there
- * @root: a tree of probes
- * @new: the probe
- *
- * Context: the tree's lock held for write.
- * Return: NULL when @new was inserted, else the probe already there.
- */
-struct uprobe *uprobe_tree_insert(struct rb_root *root, struct uprobe *new)
-{
-	struct rb_node **link = &root->rb_node, *parent = NULL;
-
-	while (*link) {
-		struct uprobe *u = rb_entry(*link, struct uprobe, rb_node);
-		int c = uprobe_key_cmp(new->inode, new->offset,
-				       u->inode, u->offset);
-
-		if (!c)
-			return u;
-		parent = *link;
-		link = c < 0 ? &(*link)->rb_left : &(*link)->rb_right;
-	}
-	rb_link_node(&new->rb_node, parent, link);
-	rb_insert_color(&new->rb_node, root);
-	return NULL;
-}
-
-static int uprobe_node_cmp(const struct uprobe *a, const struct rb_node *n)
-{
-	const struct uprobe *b = rb_entry(n, struct uprobe, rb_node);
-
-	return uprobe_key_cmp(a->inode, a->offset, b->inode, b->offset);
-}
-
-/**
- * uprobe_tree_insert_near - uprobe_tree_insert() next to a known probe
- * @root: a tree of probes
- * @new: the probe
- * @hint: a probe in @root (not erased) whose key is likely adjacent to
- *	@new's, or NULL
- *
- * A batch of registrations comes in offset order, so each new probe's
- * place is next to the previous one's: found from there in a step or two
- * (amortised) rather than by a descent from the root, which for a file
- * with thousands of probes was most of the cost of adding one.  Falls
- * back to the descent when @new does not go right before or after @hint.
- *
- * Context: the tree's lock held for write.
- * Return: NULL when @new was inserted, else the probe already there.
- */
-struct uprobe *uprobe_tree_insert_near(struct rb_root *root,
-				       struct uprobe *new, struct uprobe *hint)
-{
-	struct rb_node *h, *nb, *parent, **link;
-	int c;
-
-	if (!hint)
-		return uprobe_tree_insert(root, new);
-	h = &hint->rb_node;
-	c = uprobe_node_cmp(new, h);
-	if (!c)
-		return hint;
-	nb = c > 0 ? rb_next(h) : rb_prev(h);
-	if (nb) {
-		int cn = uprobe_node_cmp(new, nb);
-
-		if (!cn)
-			return rb_entry(nb, struct uprobe, rb_node);
-		/* Past the neighbour too: not between it and @hint. */
-		if (cn * c > 0)
-			return uprobe_tree_insert(root, new);
-	}
-	/*
-	 * @new goes between @h and @nb: as @h's child on that side if it has
-	 * none, else as @nb's child on the other side, which @nb, the
-	 * nearest node of @h's subtree on that side, cannot have.
-	 */
-	if (c > 0) {
-		parent = h->rb_right ? nb : h;
-		link = h->rb_right ? &nb->rb_left : &h->rb_right;
-	} else {
-		parent = h->rb_left ? nb : h;
-		link = h->rb_left ? &nb->rb_right : &h->rb_left;
-	}
-	rb_link_node(&new->rb_node, parent, link);
-	rb_insert_color(&new->rb_node, root);
-	return NULL;
-}
-
-/**
- * uprobe_tree_first - the first probe of @inode at or after @start
- * @root: a tree of probes
- * @inode: the file
- * @start: the offset
- *
- * Context: the tree's lock held.
- * Return: its node (which may belong to another inode: check), or NULL.
- */
-struct rb_node *uprobe_tree_first(struct rb_root *root, struct inode *inode,
-				  loff_t start)
-{
-	struct rb_node *n = root->rb_node, *first = NULL;
-
-	while (n) {
-		struct uprobe *u = rb_entry(n, struct uprobe, rb_node);
-
-		if (uprobe_key_cmp(inode, start, u->inode, u->offset) <= 0) {
-			first = n;
-			n = n->rb_left;
-		} else {
-			n = n->rb_right;
-		}
-	}
-	return first;
 }
 
 /**
@@ -249,7 +79,8 @@ struct rb_node *uprobe_tree_first(struct rb_root *root, struct inode *inode,
  * @inode: the file
  * @offset: the offset in it
  *
- * Return: the probe with a reference the caller must put, or NULL.
+ * Context: any but NMI; takes uprobes_treelock.
+ * Return: the probe, referenced, or NULL.
  */
 struct uprobe *uprobe_find(struct inode *inode, loff_t offset)
 {
@@ -258,25 +89,21 @@ struct uprobe *uprobe_find(struct inode *inode, loff_t offset)
 	read_lock(&uprobes_treelock);
 	uprobe = uprobe_tree_search(&uprobes_tree, inode, offset);
 	if (uprobe)
-		get_uprobe(uprobe);
+		uprobe_get(uprobe);
 	read_unlock(&uprobes_treelock);
 	return uprobe;
 }
 
-/*
- * A racy peek, good enough to skip the lookup on an mmap: a probe added
+/**
+ * uprobe_registry_empty - is no probe registered?
+ *
+ * Context: any.  Racy, which is enough for uprobe_mmap(): a probe added
  * meanwhile finds the new mapping in its own walk.
+ * Return: true when the registry is empty.
  */
 bool uprobe_registry_empty(void)
 {
 	return RB_EMPTY_ROOT(&uprobes_tree);
-}
-
-bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end)
-{
-	struct uprobe *u = rb_entry(n, struct uprobe, rb_node);
-
-	return u->inode == inode && u->offset < end;
 }
 
 /**
@@ -287,25 +114,25 @@ bool uprobe_in_range(struct rb_node *n, struct inode *inode, loff_t end)
  * @items: where to put them
  * @room: how many @items can take
  *
- * Context: any; takes uprobes_treelock for read.
- * Return: the number put in @items, by offset, each item zeroed but for
- * its probe, which has a reference; fewer than @room only when the range
- * holds no more.
+ * Context: takes uprobes_treelock.
+ * Return: how many were put in @items, by offset, each zeroed but for
+ * its referenced probe; fewer than @room only when the range is done.
  */
 unsigned int uprobe_collect_range(struct inode *inode, loff_t start,
 				  loff_t end, struct uprobe_walk_item *items,
 				  unsigned int room)
 {
+	struct uprobe_range r = { inode, start, end };
 	unsigned int got = 0;
 	struct rb_node *n;
 
 	if (!room)
 		return 0;
 	read_lock(&uprobes_treelock);
-	for (n = uprobe_tree_first(&uprobes_tree, inode, start);
-	     n && uprobe_in_range(n, inode, end); n = rb_next(n)) {
+	for (n = rb_find_first(&r, &uprobes_tree, uprobe_range_cmp); n;
+	     n = rb_next_match(&r, n, uprobe_range_cmp)) {
 		items[got] = (struct uprobe_walk_item) {
-			.uprobe = get_uprobe(rb_entry(n, struct uprobe, rb_node)),
+			.uprobe = uprobe_get(rb_entry(n, struct uprobe, rb_node)),
 		};
 		if (++got == room)
 			break;
@@ -345,11 +172,17 @@ static unsigned int fill_mms(struct address_space *mapping, pgoff_t first,
 	return got;
 }
 
-/*
- * The mms that map any page of @inode in [@first, @last] executable, each
- * once, with a reference.  Collected under i_mmap_rwsem, which is dropped
- * before the mms are locked.  Return: a kvmalloc'ed array (NULL when
- * there are none) or ERR_PTR(-ENOMEM).
+/**
+ * uprobe_collect_mms - the mms that may hold breakpoints in a file range
+ * @inode: the file
+ * @first: first page index
+ * @last: last page index
+ * @nr: set to the number of mms
+ * @gfp: for the array
+ *
+ * Context: may sleep; takes i_mmap_rwsem.
+ * Return: a kvmalloc()ed array of referenced mms, each once (NULL when
+ * none), or ERR_PTR(-ENOMEM).
  */
 struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 				      pgoff_t last, unsigned int *nr, gfp_t gfp)
@@ -357,10 +190,7 @@ struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
 	struct mm_struct **mms = NULL;
 	unsigned int room = 0, got, i, j;
 
-	/*
-	 * The array cannot be allocated under i_mmap_rwsem: when it turns
-	 * out too small, it is grown and the walk done again.
-	 */
+	/* Not allocated under i_mmap_rwsem: grown, then filled again. */
 	for (;;) {
 		got = fill_mms(inode->i_mapping, first, last, mms, room);
 		if (got <= room)
@@ -391,7 +221,8 @@ struct mm_struct **uprobe_collect_mms(struct inode *inode, pgoff_t first,
  * @ctx: why we ask
  * @mm: the mm
  *
- * Context: may sleep; no lock needed (the list is read under SRCU).
+ * Context: may sleep.
+ * Return: true if some consumer has no filter or its filter says yes.
  */
 bool uprobe_filter_chain(struct uprobe *uprobe, enum uprobe_filter_ctx ctx,
 			 struct mm_struct *mm)
@@ -415,7 +246,7 @@ static void consumer_add(struct uprobe *uprobe, struct uprobe_consumer *uc)
 {
 	lockdep_assert_held_write(&uprobe->register_rwsem);
 	uc->next = uprobe->consumers;
-	/* Readers walking the list under SRCU see uc complete. */
+	/* Readers under uprobes_srcu see @uc complete. */
 	smp_store_release(&uprobe->consumers, uc);
 }
 
@@ -438,82 +269,52 @@ static bool consumer_present(struct uprobe *uprobe, struct uprobe_consumer *uc)
 {
 	struct uprobe_consumer *c;
 
+	lockdep_assert_held(&uprobe->register_rwsem);
 	for (c = uprobe->consumers; c; c = c->next)
 		if (c == uc)
 			return true;
 	return false;
 }
 
-static struct uprobe *uprobe_alloc(struct inode *inode, loff_t offset,
-				   loff_t ref_ctr_offset)
-{
-	struct uprobe *uprobe;
-
-	uprobe = kzalloc(sizeof(*uprobe), GFP_KERNEL);
-	if (!uprobe)
-		return ERR_PTR(-ENOMEM);
-	refcount_set(&uprobe->ref, 1);
-	uprobe->inode = inode;
-	uprobe->offset = offset;
-	uprobe->ref_ctr_offset = ref_ctr_offset;
-	init_rwsem(&uprobe->register_rwsem);
-	return uprobe;
-}
-
-/*
- * The registry's probe for (inode, offset), made if there is none, with a
- * reference for the caller (the tree holds its own).  Made first and
- * dropped if the key is there already: one descent of the tree (none from
- * @hint, the caller's previous probe, in a batch) instead of a lookup
- * and then an insert.
- */
+/* The registry's probe at (@inode, @offset), made if need be; referenced. */
 static struct uprobe *uprobe_get_or_create(struct inode *inode, loff_t offset,
-					   loff_t ref_ctr_offset,
-					   struct uprobe *hint)
+					   loff_t ref_ctr_offset)
 {
 	struct uprobe *uprobe, *new;
 
-	new = uprobe_alloc(inode, offset, ref_ctr_offset);
-	if (IS_ERR(new))
-		return new;
-
-	/* The tree's reference and the caller's, if it goes in. */
-	refcount_set(&new->ref, 2);
+	new = kzalloc(sizeof(*new), GFP_KERNEL);
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	refcount_set(&new->ref, 2);	/* the tree's and the caller's */
+	new->inode = inode;
+	new->offset = offset;
+	new->ref_ctr_offset = ref_ctr_offset;
+	init_rwsem(&new->register_rwsem);
 	ihold(inode);
 	write_lock(&uprobes_treelock);
-	/* A retired hint is out of the tree. */
-	if (hint && test_bit(UPROBE_F_DEAD, &hint->flags))
-		hint = NULL;
-	uprobe = uprobe_tree_insert_near(&uprobes_tree, new, hint);
+	uprobe = uprobe_tree_insert(&uprobes_tree, new);
 	if (uprobe)
-		get_uprobe(uprobe);
+		uprobe_get(uprobe);
 	write_unlock(&uprobes_treelock);
 	if (!uprobe)
 		return new;
-	/* The key was there: ours was never visible. */
-	iput(inode);
+	iput(inode);	/* @new was never visible */
 	kfree(new);
 	if (uprobe->ref_ctr_offset != ref_ctr_offset) {
 		pr_warn("inode %lu offset %#llx: ref_ctr_offset %#llx differs from %#llx already registered\n",
 			inode->i_ino, (unsigned long long)offset,
 			(unsigned long long)ref_ctr_offset,
 			(unsigned long long)uprobe->ref_ctr_offset);
-		put_uprobe(uprobe);
+		uprobe_put(uprobe);
 		return ERR_PTR(-EINVAL);
 	}
 	return uprobe;
 }
 
 /*
- * Wait until no handler of a consumer just unlinked can still be running.
- *
- * Expedited, because tools disable events one after another (a group's
- * "enable" file, perf closing its events one by one) and each disable
- * waits here: a normal SRCU grace period sleeps for jiffies between its
- * scans, which made disabling 1,000 events take many seconds.  An
- * expedited SRCU grace period sends no IPIs and disturbs no other CPU; it
- * only scans the per-CPU reader counts without sleeping in between, so
- * its cost stays with the caller.
+ * Wait for the handlers of consumers just unlinked.  Expedited: tools
+ * disable events one at a time, each waiting here; an expedited SRCU
+ * grace period sends no IPIs.
  */
 static void uprobe_wait_handlers(void)
 {
@@ -524,7 +325,7 @@ static void uprobe_wait_handlers(void)
 static void uprobe_retire(struct uprobe *uprobe)
 {
 	lockdep_assert_held_write(&uprobe->register_rwsem);
-	/* A batched unregister retires after dropping the rwsem: once only. */
+	/* A batch retires after dropping the rwsem: retire once. */
 	if (uprobe->consumers || test_bit(UPROBE_F_DEAD, &uprobe->flags))
 		return;
 	write_lock(&uprobes_treelock);
@@ -532,15 +333,12 @@ static void uprobe_retire(struct uprobe *uprobe)
 	set_bit(UPROBE_F_DEAD, &uprobe->flags);
 	write_unlock(&uprobes_treelock);
 	/*
-	 * The inode goes with the registry's reference, now, while the
-	 * consumer's owner still holds the file: a probe kept alive by an
-	 * mm's table or a reader until later must not hold it past an
-	 * unmount, which would find the inode busy and leave our iput() to
-	 * a dead superblock.  From now on the pointer may be another
-	 * inode's: a dead probe matches no file (uprobes_install.c).
+	 * Drop the inode now, while the consumer's owner still holds the
+	 * file: a probe that table entries keep alive must not pin it past
+	 * an unmount.  From here on, the pointer is only compared.
 	 */
 	iput(uprobe->inode);
-	put_uprobe(uprobe);
+	uprobe_put(uprobe);
 }
 
 /*
@@ -548,41 +346,38 @@ static void uprobe_retire(struct uprobe *uprobe)
  * register_rwsem held for write and a reference for the caller.
  */
 static struct uprobe *uprobe_get_locked(struct inode *inode, loff_t offset,
-					loff_t ref_ctr_offset,
-					struct uprobe *hint)
+					loff_t ref_ctr_offset)
 {
 	struct uprobe *uprobe;
 
 	for (;;) {
-		uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset,
-					      hint);
+		uprobe = uprobe_get_or_create(inode, offset, ref_ctr_offset);
 		if (IS_ERR(uprobe))
 			return uprobe;
 		down_write(&uprobe->register_rwsem);
 		if (!test_bit(UPROBE_F_DEAD, &uprobe->flags))
 			return uprobe;
-		/* Its last consumer left while we looked: take a new one. */
+		/* Retired meanwhile: make a new one. */
 		up_write(&uprobe->register_rwsem);
-		put_uprobe(uprobe);
+		uprobe_put(uprobe);
 	}
 }
 
-static int uprobe_check_target(struct inode *inode, loff_t offset,
-			       loff_t ref_ctr_offset)
+static int uprobe_check_target(struct uprobe_consumer *uc, struct inode *inode,
+			       loff_t offset, loff_t ref_ctr_offset)
 {
 	struct address_space *mapping = inode->i_mapping;
 
+	if (!uc->handler && !uc->ret_handler)
+		return -EINVAL;
 	if (!S_ISREG(inode->i_mode))
 		return -EBADF;
-	/* We read the original bytes through the page cache. */
+	/* The original bytes are read through the page cache. */
 	if (!mapping->a_ops->read_folio && !shmem_mapping(mapping))
 		return -EIO;
-	/* -EINVAL, as it always was: tools report this errno to users. */
-	if (offset < 0 || offset >= i_size_read(inode))
-		return -EINVAL;
-	if (!IS_ALIGNED(offset, UPROBE_SWBP_INSN_SIZE))
-		return -EINVAL;
-	if (ref_ctr_offset < 0 || !IS_ALIGNED(ref_ctr_offset, sizeof(short)))
+	if (offset < 0 || offset >= i_size_read(inode) ||
+	    !IS_ALIGNED(offset, UPROBE_SWBP_INSN_SIZE) ||
+	    ref_ctr_offset < 0 || !IS_ALIGNED(ref_ctr_offset, sizeof(short)))
 		return -EINVAL;
 	return 0;
 }
@@ -597,18 +392,16 @@ static int uprobe_check_target(struct inode *inode, loff_t offset,
  *	probe's live breakpoints in, or 0
  * @uc: the consumer, with a handler or a ret_handler
  *
- * The breakpoint is written into every mm mapping the file executable
- * where some consumer's filter wants it, and into each mm that maps it
- * later.
+ * The breakpoint goes into every mm that maps the file executable, now
+ * or later, where some consumer's filter wants it.
  *
- * Context: process context, may sleep; takes mmap_lock of those mms.
- * Return: 0 once the breakpoint is in all of them; -EINVAL for a bad
- * consumer, an offset outside the file or misaligned, a bad
- * @ref_ctr_offset (or one differing from the probe's existing one),
- * -EBADF for a file that is not regular, -EIO for one whose bytes cannot
- * be read through the page cache, -ENOTSUPP (or -EINVAL) from the
- * architecture for an instruction that cannot be probed, -ENOMEM.  On
- * failure nothing is left behind.
+ * Context: process context, may sleep; no uprobes lock held.
+ * Return: 0 once the breakpoint is in place; -EINVAL for a consumer
+ * without handlers, an offset out of the file or misaligned, or a bad
+ * @ref_ctr_offset (or one other than the probe's); -EBADF for a file
+ * that is not regular; -EIO for one the page cache cannot read;
+ * -ENOTSUPP (or -EINVAL) for an instruction the architecture refuses;
+ * -ENOMEM.  On failure nothing is left behind.
  */
 int uprobe_register_refctr(struct inode *inode, loff_t offset,
 			   loff_t ref_ctr_offset, struct uprobe_consumer *uc)
@@ -616,17 +409,12 @@ int uprobe_register_refctr(struct inode *inode, loff_t offset,
 	struct uprobe *uprobe;
 	int ret;
 
-	if (!uc->handler && !uc->ret_handler)
-		return -EINVAL;
-	ret = uprobe_check_target(inode, offset, ref_ctr_offset);
+	ret = uprobe_check_target(uc, inode, offset, ref_ctr_offset);
 	if (ret)
 		return ret;
-	/*
-	 * A reader still on @uc from an unregister without waiting would
-	 * follow its new ->next into the list again: let such readers go.
-	 */
+	/* A reader still on @uc from a _nosync() must not see its new ->next. */
 	uprobe_unregister_sync();
-	uprobe = uprobe_get_locked(inode, offset, ref_ctr_offset, NULL);
+	uprobe = uprobe_get_locked(inode, offset, ref_ctr_offset);
 	if (IS_ERR(uprobe))
 		return PTR_ERR(uprobe);
 
@@ -638,9 +426,9 @@ int uprobe_register_refctr(struct inode *inode, loff_t offset,
 		uprobe_retire(uprobe);
 	}
 	up_write(&uprobe->register_rwsem);
-	put_uprobe(uprobe);
+	uprobe_put(uprobe);
 
-	/* Where it was installed, uc's handler may have run: wait it out. */
+	/* Where it was installed, @uc's handler may be running. */
 	if (ret)
 		uprobe_wait_handlers();
 	return ret;
@@ -655,8 +443,8 @@ EXPORT_SYMBOL_GPL(uprobe_register_refctr);
  *
  * uprobe_register_refctr() without an SDT semaphore.
  *
- * Context: process context, may sleep.
- * Return: see uprobe_register_refctr().
+ * Context: process context, may sleep; no uprobes lock held.
+ * Return: as uprobe_register_refctr().
  */
 int uprobe_register(struct inode *inode, loff_t offset,
 		    struct uprobe_consumer *uc)
@@ -670,12 +458,12 @@ EXPORT_SYMBOL_GPL(uprobe_register);
  * @inode: the file
  * @offset: the probe's offset
  * @uc: a consumer already registered there
- * @add: true: install where @uc's filter now wants the breakpoint;
- *	false: remove where no consumer's filter wants it any more
+ * @add: install where @uc's filter wants the breakpoint, or remove it
+ *	where no consumer's filter does
  *
- * Context: process context, may sleep.
- * Return: 0, -ENOENT when @uc is not registered at @inode:@offset, or an
- * install error.
+ * Context: process context, may sleep; no uprobes lock held.
+ * Return: 0, -ENOENT when @uc is not registered there, or an install
+ * error.
  */
 int uprobe_apply(struct inode *inode, loff_t offset,
 		 struct uprobe_consumer *uc, bool add)
@@ -696,7 +484,7 @@ int uprobe_apply(struct inode *inode, loff_t offset,
 			uprobe_remove_all(uprobe);
 	}
 	up_write(&uprobe->register_rwsem);
-	put_uprobe(uprobe);
+	uprobe_put(uprobe);
 	return ret;
 }
 
@@ -710,7 +498,7 @@ static int cmp_walk_item(const void *a, const void *b)
 	return uprobe_key_cmp(ua->inode, ua->offset, ub->inode, ub->offset);
 }
 
-/* @items in (inode, offset) order, or in the reverse order (@dir -1). */
+/* Are @items in (inode, offset) order (@dir 1) or in reverse (@dir -1)? */
 static bool walk_items_ordered(struct uprobe_walk_item *items,
 			       unsigned int nr, int dir)
 {
@@ -722,15 +510,14 @@ static bool walk_items_ordered(struct uprobe_walk_item *items,
 	return true;
 }
 
-/* Sort @items by (inode, offset) and walk each file's run of them once. */
+/*
+ * Sort @items by (inode, offset) and walk each file's run once.  Tools
+ * define probes in file order and disable them in reverse: no sort.
+ */
 static void walk_items(struct uprobe_walk_item *items, unsigned int nr)
 {
 	unsigned int start, end;
 
-	/*
-	 * Probes defined in file order, as tools list symbols, need no sort;
-	 * trace events are disabled in the reverse of that order.
-	 */
 	if (nr > 1 && walk_items_ordered(items, nr, -1)) {
 		for (start = 0, end = nr - 1; start < end; start++, end--)
 			swap(items[start], items[end]);
@@ -752,15 +539,12 @@ static void walk_items(struct uprobe_walk_item *items, unsigned int nr)
  * @regs: the registrations; each one's ->err is set
  * @nr: how many
  *
- * Each registration succeeds or fails on its own, exactly as
- * uprobe_register_refctr() of it would, but the breakpoints are written
- * in one pass over the mms that map each file rather than one pass per
- * probe.  Tools enable whole groups of events on one binary at once.
+ * Each succeeds or fails as uprobe_register_refctr() would, but the
+ * breakpoints are written in one pass over the mms of each file.
  *
- * Context: process context, may sleep.
- * Return: 0 when all succeeded, else the error of the first that failed
- * (in @regs order); -ENOMEM, with every ->err set, when there was no
- * memory to start.
+ * Context: process context, may sleep; no uprobes lock held.
+ * Return: 0 when all succeeded, else the first error in @regs order;
+ * -ENOMEM, with every ->err set, when there was no memory to start.
  */
 int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
 {
@@ -783,16 +567,12 @@ int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
 		struct uprobe_reg *r = &regs[i];
 		struct uprobe *uprobe;
 
-		r->err = -EINVAL;
-		if (!r->uc->handler && !r->uc->ret_handler)
-			continue;
-		r->err = uprobe_check_target(r->inode, r->offset,
+		r->err = uprobe_check_target(r->uc, r->inode, r->offset,
 					     r->ref_ctr_offset);
 		if (r->err)
 			continue;
 		uprobe = uprobe_get_locked(r->inode, r->offset,
-					   r->ref_ctr_offset,
-					   n ? items[n - 1].uprobe : NULL);
+					   r->ref_ctr_offset);
 		r->err = PTR_ERR_OR_ZERO(uprobe);
 		if (r->err)
 			continue;
@@ -805,7 +585,7 @@ int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
 
 	walk_items(items, n);
 
-	/* Undo the failed ones as uprobe_register_refctr() would. */
+	/* Undo the failed ones, as uprobe_register_refctr() does. */
 	for (i = 0; i < n; i++) {
 		struct uprobe *uprobe = items[i].uprobe;
 
@@ -818,7 +598,7 @@ int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
 			up_write(&uprobe->register_rwsem);
 			undone = true;
 		}
-		put_uprobe(uprobe);
+		uprobe_put(uprobe);
 	}
 	kvfree(items);
 	if (undone)
@@ -831,15 +611,13 @@ int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
 EXPORT_SYMBOL_GPL(uprobe_register_batch);
 
 /*
- * The grace period that covers every uprobe_unregister_nosync() so far,
- * started by the latest of them.  Cookies of one SRCU domain only grow
- * (modulo wrap), so keeping the newest one is enough.
+ * The grace period covering every uprobe_unregister_nosync() so far: the
+ * newest cookie, as cookies of one SRCU domain only grow (modulo wrap).
  */
 static DEFINE_SPINLOCK(unreg_cookie_lock);
 static unsigned long unreg_cookie;
 static bool unreg_pending;
 
-/* Note a grace period for the handlers of consumers just unlinked. */
 static void unreg_start_grace_period(void)
 {
 	unsigned long cookie;
@@ -870,7 +648,7 @@ static void uprobe_unlink_consumer(struct inode *inode, loff_t offset,
 		uprobe_retire(uprobe);
 	}
 	up_write(&uprobe->register_rwsem);
-	put_uprobe(uprobe);
+	uprobe_put(uprobe);
 	WARN_ON_ONCE(!found);
 }
 
@@ -881,14 +659,12 @@ static void uprobe_unlink_consumer(struct inode *inode, loff_t offset,
  * @offset: the probe's offset
  * @uc: the consumer
  *
- * As uprobe_unregister(), except that a handler of @uc that was already
- * running may still be running, or about to start, when this returns; an
- * SRCU grace period is started in the background.  The caller must call
- * uprobe_unregister_sync() before it frees @uc or anything its handlers
- * use.  (Registering @uc again waits by itself.)  This lets a caller that
- * disables many probes pay for one grace period, not one each.
+ * As uprobe_unregister(), but a handler of @uc may still run when this
+ * returns: call uprobe_unregister_sync() (or free through
+ * uprobe_call_after_unregister()) before freeing @uc or what its handlers
+ * use.  Many unregistrations then share one grace period.
  *
- * Context: process context, may sleep; no uprobes lock may be held.
+ * Context: process context, may sleep; no uprobes lock held.
  */
 void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 			      struct uprobe_consumer *uc)
@@ -904,11 +680,10 @@ EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
  * @regs: the registrations to undo (->ref_ctr_offset and ->err unused)
  * @nr: how many
  *
- * As uprobe_unregister_nosync() of each, with one pass over the mms that
- * map each file to take the breakpoints out.  The caller must call
- * uprobe_unregister_sync() before it frees a consumer.
+ * As uprobe_unregister_nosync() of each, with one pass over the mms of
+ * each file.
  *
- * Context: process context, may sleep; no uprobes lock may be held.
+ * Context: process context, may sleep; no uprobes lock held.
  */
 void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr)
 {
@@ -919,7 +694,6 @@ void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr)
 		return;
 	items = kvmalloc_array(nr, sizeof(*items), GFP_KERNEL);
 	if (!items) {
-		/* Slower, but it cannot fail. */
 		for (i = 0; i < nr; i++)
 			uprobe_unregister_nosync(regs[i].inode, regs[i].offset,
 						 regs[i].uc);
@@ -936,7 +710,7 @@ void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr)
 		found = consumer_del(uprobe, regs[i].uc);
 		up_write(&uprobe->register_rwsem);
 		if (WARN_ON_ONCE(!found)) {
-			put_uprobe(uprobe);
+			uprobe_put(uprobe);
 			continue;
 		}
 		items[n++] = (struct uprobe_walk_item){ .uprobe = uprobe };
@@ -950,7 +724,7 @@ void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr)
 		down_write(&uprobe->register_rwsem);
 		uprobe_retire(uprobe);
 		up_write(&uprobe->register_rwsem);
-		put_uprobe(uprobe);
+		uprobe_put(uprobe);
 	}
 	kvfree(items);
 	unreg_start_grace_period();
@@ -961,10 +735,8 @@ EXPORT_SYMBOL_GPL(uprobe_unregister_batch_nosync);
  * uprobe_unregister_sync - wait for the handlers of every consumer removed
  *	by uprobe_unregister_nosync()
  *
- * Returns at once when the grace period started by the latest of them is
- * over already.
- *
- * Context: process context, may sleep.
+ * Context: process context, may sleep; returns at once when the grace
+ * period is over already.
  */
 void uprobe_unregister_sync(void)
 {
@@ -985,11 +757,9 @@ EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
  * uprobe_call_after_unregister - run @func once the handlers of every
  *	consumer unregistered so far are over
  * @head: an rcu_head in the object @func frees
- * @func: the callback; it runs in softirq context
+ * @func: the callback, run in softirq context
  *
- * The asynchronous uprobe_unregister_sync(): a caller that frees a
- * consumer after uprobe_unregister_nosync() need not wait for it, so
- * that closing many perf events in a row pays no grace period each.
+ * The asynchronous uprobe_unregister_sync().
  *
  * Context: any.
  */
@@ -1005,11 +775,10 @@ EXPORT_SYMBOL_GPL(uprobe_call_after_unregister);
  * @offset: the probe's offset
  * @uc: the consumer
  *
- * The breakpoint leaves every mm where no remaining consumer wants it (all
- * of them when @uc was the last).
+ * The breakpoint leaves every mm where no remaining consumer wants it.
+ * When this returns no handler of @uc runs: @uc may be freed.
  *
- * Context: process context, may sleep; no uprobes lock may be held.
- * When this returns no handler of @uc runs any more, so @uc may be freed.
+ * Context: process context, may sleep; no uprobes lock held.
  */
 void uprobe_unregister(struct inode *inode, loff_t offset,
 		       struct uprobe_consumer *uc)
@@ -1019,8 +788,12 @@ void uprobe_unregister(struct inode *inode, loff_t offset,
 }
 EXPORT_SYMBOL_GPL(uprobe_unregister);
 
+/**
+ * uprobes_init - set up the uprobes core
+ *
+ * Context: boot, once.
+ */
 void __init uprobes_init(void)
 {
 	uprobes_hit_init();
-	uprobe_jump_init();
 }

@@ -1,16 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * uprobes: what a probed instruction is.
+ * uprobes: reading and judging the probed instruction.
  *
- * A probe's instruction is read from its file and judged by the
- * architecture once, at the probe's first install, in the first mm that
- * maps it (the architecture needs an mm to know the instruction set):
- * the verdict (a plan for the hit, or a refusal) is kept in the probe.
- * Reads happen outside any lock that other analyses or forks wait for,
- * and the pages of many probes are read ahead together.  A probe that no
- * process maps yet is judged from the page cache when its event is
- * enabled, so that a refusal reaches whoever enabled it
- * (uprobe_analyze_unmapped()).
+ * The architecture judges a probe's instruction once, at its first
+ * install, in an mm that maps it (the mm gives the instruction set); the
+ * verdict is kept in the probe.  The file is read outside the locks that
+ * other analyses or forks wait for.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -31,9 +26,8 @@
 static DEFINE_MUTEX(uprobes_analyze_mutex);
 
 /*
- * Copy @len bytes at @pos of @mapping to @dst.  With @file NULL, only
- * from pages the page cache holds up to date, -ENODATA for one it does
- * not: no I/O (some filesystems read a page only through an open file).
+ * Copy @len bytes at @pos of @mapping to @dst.  With @file NULL, no I/O:
+ * -ENODATA for a page not cached and up to date.
  */
 static int read_file_bytes(struct address_space *mapping, struct file *file,
 			   loff_t pos, u8 *dst, size_t len)
@@ -69,11 +63,8 @@ static int read_file_bytes(struct address_space *mapping, struct file *file,
 }
 
 /*
- * Copy as many bytes of the probed instruction as the architecture keeps
- * in arch.insn from the page cache to @dst (zeroes past the end of the
- * file).  Not every architecture defines MAX_UINSN_BYTES (arm64 keeps one
- * __le32), so the field's size is the measure.  @file is a mapping's
- * file, or NULL to read only what the page cache holds.
+ * Copy the probed instruction, sizeof(arch.insn) bytes zero-padded past
+ * the end of the file, to @dst.  @file as for read_file_bytes().
  */
 static int read_orig_insn(struct uprobe *uprobe, struct file *file, u8 *dst)
 {
@@ -87,13 +78,17 @@ static int read_orig_insn(struct uprobe *uprobe, struct file *file, u8 *dst)
 			       min_t(loff_t, len, size - pos));
 }
 
-/*
- * Analyse the probed instruction, once per probe, at its first install
- * (the architecture needs an mm to know the instruction set).  A verdict
- * of the architecture is kept; a failure to read the file is not.  The
- * bytes are read before the mutex is taken: a slow read (FUSE, NFS) must
- * not hold up every other analysis on the system, and the forks that
- * wait for the walk that holds dup_mmap_sem meanwhile.
+/**
+ * uprobe_analyze - have the architecture judge a probe's instruction
+ * @uprobe: the probe
+ * @vma: a VMA mapping it
+ * @vaddr: its address there
+ *
+ * Once per probe: the verdict is kept, a failure to read the file is not.
+ * The file is read before the mutex is taken.
+ *
+ * Context: @vma's mmap_lock held; may sleep.
+ * Return: 0 when the probe can be installed, else why not.
  */
 noinline int uprobe_analyze(struct uprobe *uprobe, struct vm_area_struct *vma,
 			    unsigned long vaddr)
@@ -101,6 +96,7 @@ noinline int uprobe_analyze(struct uprobe *uprobe, struct vm_area_struct *vma,
 	u8 insn[sizeof(uprobe->arch.insn)];
 	int err;
 
+	mmap_assert_locked(vma->vm_mm);
 	err = read_orig_insn(uprobe, vma->vm_file, insn);
 	mutex_lock(&uprobes_analyze_mutex);
 	if (!test_bit(UPROBE_F_ANALYZED, &uprobe->flags)) {
@@ -113,7 +109,7 @@ noinline int uprobe_analyze(struct uprobe *uprobe, struct vm_area_struct *vma,
 			err = arch_uprobe_analyze_insn(&uprobe->arch,
 						       vma->vm_mm, vaddr);
 		uprobe->analyze_err = err;
-		/* Pairs with the smp_rmb() above: the verdict before the bit. */
+		/* The verdict before the bit: see uprobe_prepare(). */
 		smp_wmb();
 		set_bit(UPROBE_F_ANALYZED, &uprobe->flags);
 	}
@@ -124,9 +120,8 @@ unlock:
 }
 
 /*
- * Is the probed file code of the mode current runs in?  An ELF header
- * says; other files (scripts' interpreters are ELF, so: raw code) are
- * taken to be.  @file as for read_orig_insn().
+ * Is the probed file code of current's mode?  An ELF file says; any
+ * other file is taken to be.  @file as for read_file_bytes().
  */
 static int file_in_current_mode(struct uprobe *uprobe, struct file *file)
 {
@@ -161,26 +156,20 @@ static int read_unmapped(struct uprobe *uprobe, struct file *file, u8 *dst)
  * @path: the probed file
  * @offset: the offset a consumer was just registered at
  *
- * A probe's instruction is analysed at its first install, in the first mm
- * that maps it (the architecture needs an mm to know the instruction
- * set).  With no such mm when it is registered, an instruction the
- * architecture refuses would be refused only when a process maps the
- * file, where no error reaches whoever registered the probe, and the
- * probe would silently never fire.  This reads the instruction and asks
- * the architecture now, in current's mode, when the file is code of that
- * mode; the plan itself is still made at the first install.  The bytes
- * come from the page cache when it holds them; the file is opened for a
- * read only when it does not, so that an enable does no I/O, and no
- * filesystem's open path, in the common case.
+ * Without an mm mapping the file, the analysis waits for the first
+ * install, where a refusal reaches nobody.  This asks the architecture
+ * now, in current's mode, if the file is code of that mode, so that the
+ * caller can report it.  The file is opened only if the page cache does
+ * not hold the bytes.  Nothing is kept: the install analyses again.
  *
  * Context: process context, may sleep; no uprobes lock held.
  * Return: 0 when the probe is fine, already analysed, gone, or cannot be
- * judged here; the refusal (-ENOTSUPP or -EINVAL) otherwise, and the
- * caller then unregisters.
+ * judged here; else the refusal (-ENOTSUPP or -EINVAL), and the caller
+ * unregisters.
  */
 int uprobe_analyze_unmapped(const struct path *path, loff_t offset)
 {
-	/* The inode probes are registered on: overlayfs's lower or upper one. */
+	/* Probes are on the real inode, not overlayfs's. */
 	struct uprobe *uprobe = uprobe_find(d_real_inode(path->dentry), offset);
 	struct arch_uprobe *aup = NULL;
 	struct file *file = NULL;
@@ -212,15 +201,13 @@ out:
 	if (file)
 		fput(file);
 	kfree(aup);
-	put_uprobe(uprobe);
+	uprobe_put(uprobe);
 	return err;
 }
 EXPORT_SYMBOL_GPL(uprobe_analyze_unmapped);
 
-/* Pages between two probes' pages that one readahead still spans. */
-#define ANALYZE_RA_GAP		16
-/* At most this many pages per readahead. */
-#define ANALYZE_RA_MAX		256
+#define ANALYZE_RA_GAP		16	/* pages between probes one read spans */
+#define ANALYZE_RA_MAX		256	/* pages per read, at most */
 
 static void readahead_pages(struct file *file, pgoff_t first, pgoff_t last)
 {
@@ -231,10 +218,7 @@ static void readahead_pages(struct file *file, pgoff_t first, pgoff_t last)
 	page_cache_sync_readahead(mapping, &ra, file, first, last - first + 1);
 }
 
-/*
- * Is @it's probe still to be analysed, in @mm: not yet, its registration
- * has not failed, and it goes into @mm?
- */
+/* Is @it's probe not analysed yet, not failed, and wanted in @mm? */
 static bool item_to_analyze(const struct uprobe_walk_item *it,
 			    struct mm_struct *mm)
 {
@@ -242,52 +226,62 @@ static bool item_to_analyze(const struct uprobe_walk_item *it,
 	       uprobe_item_wanted(it, mm);
 }
 
-/*
- * Analyse the probes of @items (sorted, all in @vma, to install) that
- * item_to_analyze() picks, reading their pages into the page cache first,
- * one request per run of nearby pages: analysed one by one, each probe on
- * a page not cached yet waited for a read of its own, a network round trip
- * per page on 9p or NFS.  Return: how many were analysed, failures
- * included (a failed read is tried again by uprobe_prepare()).
+/* Read the pages of the probes to analyse, one request per nearby run. */
+static void readahead_items(struct vm_area_struct *vma,
+			    struct uprobe_walk_item *items, unsigned int nr)
+{
+	struct file *file = vma->vm_file;
+	loff_t size = i_size_read(file_inode(file));
+	pgoff_t first = 0, last = 0, index, end;
+	bool run = false;
+	unsigned int i;
+
+	if (!file->f_mapping->a_ops->readahead || shmem_mapping(file->f_mapping))
+		return;
+	for (i = 0; i < nr; i++) {
+		struct uprobe *u = items[i].uprobe;
+
+		if (u->offset >= size || !item_to_analyze(&items[i], vma->vm_mm))
+			continue;
+		index = u->offset >> PAGE_SHIFT;
+		/* The instruction may end on the next page. */
+		end = min_t(loff_t, u->offset + sizeof(u->arch.insn), size) - 1;
+		end >>= PAGE_SHIFT;
+		if (run && index <= last + ANALYZE_RA_GAP &&
+		    end - first < ANALYZE_RA_MAX) {
+			last = max(last, end);
+			continue;
+		}
+		if (run)
+			readahead_pages(file, first, last);
+		first = index;
+		last = end;
+		run = true;
+	}
+	if (run)
+		readahead_pages(file, first, last);
+}
+
+/**
+ * uprobe_analyze_items - analyse the probes of a VMA not analysed yet
+ * @vma: the VMA
+ * @items: probes in @vma, sorted by offset
+ * @nr: how many
+ *
+ * Their pages are read ahead first, rather than one by one.
+ *
+ * Context: @vma's mmap_lock held; may sleep.
+ * Return: how many were analysed, failures included (a failed read is
+ * tried again by uprobe_prepare()).
  */
 unsigned int uprobe_analyze_items(struct vm_area_struct *vma,
 				  struct uprobe_walk_item *items,
 				  unsigned int nr)
 {
-	struct file *file = vma->vm_file;
-	loff_t size = i_size_read(file_inode(file));
-	pgoff_t first = 0, last = 0, index = 0, end = 0;
 	unsigned int i, done = 0;
-	bool run = false;
 
-	if (file->f_mapping->a_ops->readahead && !shmem_mapping(file->f_mapping)) {
-		for (i = 0; i <= nr; i++) {
-			if (i < nr) {
-				struct uprobe *u = items[i].uprobe;
-
-				if (u->offset >= size ||
-				    !item_to_analyze(&items[i], vma->vm_mm))
-					continue;
-				index = u->offset >> PAGE_SHIFT;
-				/* The instruction may end on the next page. */
-				end = min_t(loff_t, u->offset + sizeof(u->arch.insn),
-					    size) - 1;
-				end >>= PAGE_SHIFT;
-				if (run && index <= last + ANALYZE_RA_GAP &&
-				    end - first < ANALYZE_RA_MAX) {
-					last = max(last, end);
-					continue;
-				}
-			}
-			if (run)
-				readahead_pages(file, first, last);
-			if (i < nr) {
-				first = index;
-				last = end;
-				run = true;
-			}
-		}
-	}
+	mmap_assert_locked(vma->vm_mm);
+	readahead_items(vma, items, nr);
 	for (i = 0; i < nr; i++) {
 		struct uprobe *u = items[i].uprobe;
 
@@ -299,12 +293,17 @@ unsigned int uprobe_analyze_items(struct vm_area_struct *vma,
 	return done;
 }
 
-/*
- * Analyse the probes of @items that are not yet, in the mms that map them
- * now, before the walk: the analysis reads the file, and the walk holds
- * dup_mmap_sem, which every fork() on the system waits for.  Each mm is
- * locked for read only, as a page fault would be.  What is left (a probe
- * whose page cannot be read, an mm mapped since) is analysed by the walk.
+/**
+ * uprobe_analyze_ahead - analyse a walk's probes before the walk
+ * @inode: their file
+ * @items: the probes, sorted by offset
+ * @nr: how many
+ *
+ * The analysis reads the file, and the walk holds dup_mmap_sem, which
+ * every fork waits for.  Each mm is locked for read only.  What is left
+ * is analysed by the walk.
+ *
+ * Context: process context, may sleep; no mmap_lock held.
  */
 void uprobe_analyze_ahead(struct inode *inode, struct uprobe_walk_item *items,
 			  unsigned int nr)
@@ -312,7 +311,6 @@ void uprobe_analyze_ahead(struct inode *inode, struct uprobe_walk_item *items,
 	unsigned int nr_mms = 0, i, j, k, left = 0;
 	struct vm_area_struct *vma;
 	struct mm_struct **mms;
-	loff_t end;
 
 	for (i = 0; i < nr; i++)
 		if (!items[i].err &&
@@ -335,11 +333,10 @@ void uprobe_analyze_ahead(struct inode *inode, struct uprobe_walk_item *items,
 				if (!vma_installable(vma) ||
 				    file_inode(vma->vm_file) != inode)
 					continue;
-				end = vaddr_to_offset(vma, vma->vm_end);
 				j = uprobe_first_item_from(items, nr,
 							   vaddr_to_offset(vma, vma->vm_start));
-				for (k = j; k < nr && items[k].uprobe->offset < end; k++)
-					;
+				k = uprobe_first_item_from(items, nr,
+							   vaddr_to_offset(vma, vma->vm_end));
 				left -= min(left, uprobe_analyze_items(vma, items + j, k - j));
 			}
 			mmap_read_unlock(mms[i]);

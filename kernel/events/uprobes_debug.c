@@ -1,14 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * uprobes: delays that widen race windows, for the selftests.
+ * uprobes: race windows widened for the selftests.
  *
- * Some races of the core (an mm torn down while a truncation walks its
- * VMAs, say) are a few instructions wide: a test cannot hit them often
- * enough to prove they are closed.  With CONFIG_UPROBES_RACE_DELAYS, a
- * debugfs file per racing point, /sys/kernel/debug/uprobes/delay_*_us,
- * makes the core busy-wait that many microseconds there (0, the default,
- * waits not at all).  The points may be in atomic context, so the wait
- * spins.  Never for production kernels.
+ * With CONFIG_UPROBES_RACE_DELAYS, /sys/kernel/debug/uprobes/delay_*_us
+ * makes the core spin that many microseconds at a racing point (0: not at
+ * all), which may be in atomic context.  Not for production kernels.
  */
 
 #include <linux/debugfs.h>
@@ -38,11 +34,9 @@ void __uprobe_debug_delay(enum uprobe_delay_point point)
 	u32 us = min_t(u32, READ_ONCE(uprobe_delays[point]),
 		       UPROBE_DELAY_MAX_US);
 
-	while (us) {
-		u32 n = min_t(u32, us, 1000);
-
-		udelay(n);
-		us -= n;
+	if (us) {
+		mdelay(us / 1000);
+		udelay(us % 1000);
 	}
 }
 

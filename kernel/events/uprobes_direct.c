@@ -2,43 +2,12 @@
 /*
  * uprobes: running an instruction's copy out of line without a step.
  *
- * A probed instruction that is neither emulated nor needs repairs after
- * running elsewhere that the copy cannot make itself (no branch, no flags
- * image; a rip-relative operand's scratch register the copy reloads)
- * runs as a copy followed by a jump back to the instruction after the
- * original, in an XOL slot that the thread owns until it exits or execs.
- * The hit returns to user space at the slot and that is all: no second
- * trap, no slot taken and given back per hit, and the slot is rewritten
- * only when the thread hits a different probe than the last time.
- *
- * The architecture says which plans qualify (arch_uprobe_direct_ok()),
- * writes the code (arch_uprobe_direct_code()), prepares the registers at
- * the hit and puts them back if the thread leaves the slot early
- * (arch_uprobe_direct_start(), arch_uprobe_direct_leave()), and says
- * where the jump back lands (arch_uprobe_direct_next()).  Cases that
- * must step as before: somebody else's single-step or branch-step (TF set
- * at the hit), a thread that cannot own a slot (XOL_OWNED_MAX reached, no
- * memory), a start the architecture refuses (x86: a stack it cannot
- * write the scratch register's value to).
- *
- * Nothing but the thread itself may see it in the slot, so the places
- * that show a thread's ip are corrected here:
- *
- *  - a signal (get_signal() calls uprobe_deny_signal() before anything
- *    else, debugger stops and core dumps included): past the copy, on
- *    the jump back, ip is moved to where the jump goes, exactly the
- *    state without probes.  On a copy that faulted, ip is moved back to
- *    the original instruction, as for a step that faulted (the hit is
- *    handled again if the program's handler returns to it).  On a copy
- *    that has not run yet, the thread steps it now as a step started at
- *    the hit would: uprobes_hit.c holds the signal until the step ends.
- *    The architecture tells a fault from an arrival
- *    (arch_uprobe_direct_trapped());
- *  - a trap's reported address (uprobe_get_trap_addr()) is the original
- *    instruction's.
- *
- * As with a step, a profiler's sample or an rseq abort check taken while
- * the thread is in the slot sees the slot's address.
+ * An instruction the architecture accepts runs as a copy and a jump back,
+ * in an XOL slot the thread owns until it exits or execs: no second trap,
+ * and the slot is rewritten only for another probe.  Others are stepped.
+ * Nothing but the thread itself sees its ip in the slot: a signal moves it
+ * out (uprobe_direct_signal()), a trap reports the original address.  A
+ * profiler's sample or an rseq check sees the slot, as during a step.
  */
 
 #include <linux/ptrace.h>
@@ -46,48 +15,76 @@
 #include <linux/sched/task_stack.h>
 #include <linux/string.h>
 #include <linux/uprobes.h>
+
 #include <asm/unaligned.h>
 
 #include "uprobes_internal.h"
 
+/**
+ * arch_uprobe_direct_next - where the jump back after the copy goes
+ * @aup: the probe
+ * @vaddr: its address
+ */
 unsigned long __weak arch_uprobe_direct_next(struct arch_uprobe *aup,
 					     unsigned long vaddr)
 {
 	return 0;
 }
 
+/**
+ * arch_uprobe_direct_code - write the copy and the jump back; 0 to step
+ * @aup: the probe
+ * @vaddr: its address
+ * @code: UPROBE_XOL_SLOT_BYTES to fill
+ */
 unsigned int __weak arch_uprobe_direct_code(struct arch_uprobe *aup,
 					    unsigned long vaddr, u8 *code)
 {
 	return 0;
 }
 
+/**
+ * arch_uprobe_direct_ok - may this hit run the copy without a step?
+ * @aup: the probe
+ * @regs: the registers at the hit
+ */
 bool __weak arch_uprobe_direct_ok(struct arch_uprobe *aup,
 				  struct pt_regs *regs)
 {
 	return false;
 }
 
+/**
+ * arch_uprobe_direct_start - prepare the registers for the copy; false to step
+ * @aup: the probe
+ * @vaddr: its address
+ * @regs: the registers at the hit
+ */
 bool __weak arch_uprobe_direct_start(struct arch_uprobe *aup,
 				     unsigned long vaddr, struct pt_regs *regs)
 {
 	return true;
 }
 
+/**
+ * arch_uprobe_direct_leave - undo arch_uprobe_direct_start() early
+ * @aup: the probe whose copy the slot holds
+ * @regs: the registers, ip in the slot
+ */
 void __weak arch_uprobe_direct_leave(struct arch_uprobe *aup,
 				     struct pt_regs *regs)
 {
 }
 
+/**
+ * arch_uprobe_direct_trapped - did the copy fault since the last start?
+ */
 bool __weak arch_uprobe_direct_trapped(void)
 {
 	return false;
 }
 
-/*
- * memcmp() of a few bytes, inline: it runs on every hit, where two calls
- * of the out-of-line memcmp() cost 80 guest instructions.
- */
+/* memcmp() of a few bytes, inline: out of line, it is two calls per hit. */
 static __always_inline bool same_bytes(const void *a, const void *b, size_t n)
 {
 	size_t i = 0;
@@ -154,6 +151,7 @@ bool uprobe_direct_run(struct uprobe *uprobe, struct pt_regs *regs,
 {
 	struct arch_uprobe *aup = &uprobe->arch;
 
+	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&uprobes_srcu), "no SRCU");
 	if (!arch_uprobe_direct_ok(aup, regs))
 		return false;
 	if (unlikely(!slot_holds(utask, aup, bp_vaddr)) &&
@@ -169,10 +167,12 @@ bool uprobe_direct_run(struct uprobe *uprobe, struct pt_regs *regs,
  * uprobe_direct_signal - a signal for a thread that may be in its slot
  * @utask: current's uprobes state, not in a step
  *
+ * Past the copy, ip moves to where the jump goes; on a copy that faulted,
+ * back to the probed address; before the copy ran, the thread steps it.
+ *
  * Context: get_signal(), through uprobe_deny_signal().
- * Return: true when current now steps its copy, with signals held back
- * until the step ends (as for a step started at a hit); false to go on
- * with the signal, ip no longer in the slot.
+ * Return: true when current now steps its copy, false to go on with the
+ * signal, ip out of the slot.
  */
 bool uprobe_direct_signal(struct uprobe_task *utask)
 {
@@ -180,22 +180,20 @@ bool uprobe_direct_signal(struct uprobe_task *utask)
 	unsigned long ip = instruction_pointer(regs);
 	bool trapped = arch_uprobe_direct_trapped();
 
+	WARN_ON_ONCE(utask != current->utask);
 	if (!uprobe_direct_in_slot(utask, ip))
 		return false;
 	arch_uprobe_direct_leave(&utask->own_copy, regs);
 	if (ip != utask->own_xol_vaddr) {
-		/* The copy ran; the jump back did not yet. */
 		ip = arch_uprobe_direct_next(&utask->own_copy, utask->own_vaddr);
 		instruction_pointer_set(regs, ip);
 		return false;
 	}
 	if (trapped) {
-		/* The copy faulted: report it in place, as an aborted step. */
 		instruction_pointer_set(regs, utask->own_vaddr);
 		return false;
 	}
 
-	/* The copy has not run yet: step it, out of the thread's own slot. */
 	utask->auprobe = &utask->own_copy;
 	utask->vaddr = utask->own_vaddr;
 	utask->xol_vaddr = utask->own_xol_vaddr;

@@ -2,54 +2,27 @@
 /*
  * uprobes: a thread hits a breakpoint.
  *
- *  1. The breakpoint traps.  An architecture whose trap handler calls
- *     uprobe_breakpoint_trap() (x86) has the hit handled right there;
- *     otherwise its die notifier calls uprobe_pre_sstep_notifier(), which
- *     sets TIF_UPROBE, and uprobe_notify_resume() handles it on the way
- *     back to user space.  Either only when the mm has (or had)
- *     breakpoints of ours.
- *  2. handle_swbp(): the address is looked up in the mm's bp table (no
- *     lock); if it is not there, it may be a return trampoline's (for
- *     uprobes_ret.c), else it is looked up through the VMA.  No probe
- *     and no breakpoint any more: the probe was removed meanwhile, run
- *     the restored instruction.  No probe but a breakpoint: it is the
- *     program's own, SIGTRAP as usual.
- *  3. The consumers' handlers run (under uprobes_srcu), with regs->ip at
- *     the probed address; a return probe hijacks the return address.
- *  4. The instruction runs: emulated by the architecture when it can,
- *     otherwise copied into this thread's XOL slot and single-stepped
- *     there (UTASK_SSTEP).  The step's trap calls
- *     uprobe_post_sstep_notifier() (UTASK_SSTEP_ACK), and
- *     uprobe_notify_resume() lets the architecture fix the registers up.
- *  5. Signals that arrive during the step wait for its end
- *     (uprobe_deny_signal()); a fault in the stepped copy, or a fatal
- *     signal, aborts the step (UTASK_SSTEP_TRAPPED) with the registers as
- *     if the instruction had faulted in place, and the signal follows.
+ * handle_swbp() runs in the trap (uprobe_breakpoint_trap()) or on the way
+ * out (die notifier, TIF_UPROBE, uprobe_notify_resume()).  The handlers
+ * run under uprobes_srcu with ip at the probed address; the instruction
+ * is then emulated, run from the thread's own slot (uprobes_direct.c), or
+ * stepped in an XOL slot from a copy of the arch data, so that no probe
+ * reference is held while user space runs.
  *
- * No reference on the probe is held while user space runs the step: the
- * architecture's data is copied into the thread's struct uprobe_task.
+ * The states of a thread (current->utask):
  *
- * The states of a thread (current->utask), and how each is told:
- *
- *   state           utask                               entered / left
- *   --------------  ----------------------------------  -----------------------
- *   running         state UTASK_RUNNING                 the normal state
- *   step retry      UTASK_RUNNING, xol_vaddr == vaddr   start_step() found no
- *                   == the breakpoint, auprobe NULL     slot / its next hit there
- *                   (a pair no step has: a slot is      (the handlers ran: only
- *                   never a probed address)             the step is retried)
- *   in own slot     UTASK_RUNNING, ip in the owned      uprobe_direct_run() /
- *                   slot (uprobe_direct_in_slot())      its jump back; user
- *                                                       space leaves it, so ip,
- *                                                       not a field, says
- *   stepping        UTASK_SSTEP, auprobe, xol_slot      start_step() / the trap
- *   step done       UTASK_SSTEP_ACK                     the step's trap / resume
- *   step aborted    UTASK_SSTEP_TRAPPED                 a fault or fatal signal
- *                                                       in the step / resume
- *
- * Memory: a thread that hit a probe has a struct uprobe_task, about 110
- * bytes on x86_64 (kmalloc-128), freed at exit or exec, plus an XOL slot
- * during a step (uprobes_xol.c) and its pending returns (uprobes_ret.c).
+ *   state         utask                             entered / left
+ *   ------------  --------------------------------  ----------------------
+ *   running       UTASK_RUNNING                     the normal state
+ *   step retry    UTASK_RUNNING, auprobe NULL,      start_step() found no
+ *                 xol_vaddr == vaddr == the         slot / the next hit
+ *                 breakpoint (no step has that)     there (step only)
+ *   in own slot   UTASK_RUNNING, ip in the owned    uprobe_direct_run() /
+ *                 slot (uprobe_direct_in_slot())    its jump back
+ *   stepping      UTASK_SSTEP, auprobe, xol_slot    start_step() / the trap
+ *   step done     UTASK_SSTEP_ACK                   the step's trap / resume
+ *   step aborted  UTASK_SSTEP_TRAPPED               fault or fatal signal /
+ *                                                   resume
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -70,12 +43,9 @@
  * uprobe_get_swbp_addr - the address of the breakpoint that just trapped
  * @regs: the registers at the trap
  *
- * Out-of-tree runtimes look this up by name (SystemTap 4.8's refuses to
- * load without it), so it stays a real function even where the hit path
- * uses the architecture's inline arch_uprobe_swbp_addr() instead.
+ * Kept for out-of-tree users (SystemTap) where the arch has an inline one.
  *
- * Return: the breakpoint's address; architectures whose trap leaves the
- * instruction pointer elsewhere override this.
+ * Return: the breakpoint's address.
  */
 unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
 {
@@ -96,8 +66,7 @@ unsigned long __weak uprobe_get_swbp_addr(struct pt_regs *regs)
  * @aup: the probe
  * @regs: the registers
  *
- * Return: true to skip the handlers and the instruction (the architecture
- * has moved the instruction pointer itself).
+ * Return: true to skip the handlers and the instruction.
  */
 bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
 {
@@ -106,28 +75,19 @@ bool __weak arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs)
 #endif
 
 /**
- * arch_uprobe_trap_not_ours - a trap instruction no probe owns was hit
+ * arch_uprobe_trap_not_ours - record a trap no probe owns, for its SIGTRAP
  * @regs: the registers
- *
- * The program's own breakpoint: the architecture records what its trap
- * handler would have before the core sends SIGTRAP, so that the signal
- * frame is the one the program gets without uprobes.
  */
 void __weak arch_uprobe_trap_not_ours(struct pt_regs *regs)
 {
 }
 
 /**
- * arch_uprobe_other_trap_insn - did another form of trap instruction trap?
- * @regs: the registers, ip just past the instruction that trapped
+ * arch_uprobe_other_trap_insn - did a longer trap instruction trap?
+ * @regs: the registers, ip just past it
  *
- * Called for a trap no probe owns when no breakpoint instruction ends at
- * ip.  An architecture whose breakpoint trap can also come from a longer
- * instruction (x86: "int $3") says whether one ends at ip, so that the
- * program gets its SIGTRAP rather than being sent back into the middle of
- * that instruction as if a breakpoint of ours had been removed.
- *
- * Return: true when the program's own trap instruction ends at ip.
+ * Return: true when a trap instruction of the program's (x86: "int $3")
+ * ends at ip.
  */
 bool __weak arch_uprobe_other_trap_insn(struct pt_regs *regs)
 {
@@ -140,7 +100,7 @@ static noinline struct uprobe_task *uprobe_alloc_utask(void)
 	return current->utask;
 }
 
-/* current's uprobes state, made at its first hit; NULL when out of memory */
+/* current's uprobes state, made at its first hit; NULL without memory. */
 static __always_inline struct uprobe_task *uprobe_get_utask(void)
 {
 	struct uprobe_task *utask = current->utask;
@@ -150,13 +110,14 @@ static __always_inline struct uprobe_task *uprobe_get_utask(void)
 
 /**
  * uprobe_free_utask - free a task's uprobes state
- * @t: the task, releasing its mm (exit or exec); t->mm is still that mm
+ * @t: the task, current, releasing its mm (exit or exec)
  */
 void uprobe_free_utask(struct task_struct *t)
 {
 	struct uprobe_task *utask = t->utask;
 	struct xol_area *area;
 
+	WARN_ON_ONCE(t != current);
 	if (!utask)
 		return;
 	/*
@@ -181,9 +142,7 @@ void uprobe_free_utask(struct task_struct *t)
  * @t: the child
  * @flags: its clone flags
  *
- * A child that runs on a copy of its parent's stack (fork) or on the same
- * stack (vfork) returns through the same hijacked addresses, so it gets a
- * copy of the pending return probes; a new thread starts clean.
+ * A fork or vfork child gets a copy of the pending returns.
  */
 void uprobe_copy_process(struct task_struct *t, unsigned long flags)
 {
@@ -209,9 +168,7 @@ void uprobe_copy_process(struct task_struct *t, unsigned long flags)
  * uprobe_get_trap_addr - the address a trap should report
  * @regs: the registers at the trap
  *
- * Return: the probed instruction's address for a trap in the stepped
- * copy or in the copy run from the thread's own slot, else the
- * instruction pointer.
+ * Return: the probed address for a trap in a copy, else ip.
  */
 unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
 {
@@ -229,13 +186,10 @@ unsigned long uprobe_get_trap_addr(struct pt_regs *regs)
 /* A breakpoint trapped in current: can it be a probe or trampoline of ours? */
 static __always_inline bool trap_may_be_ours(void)
 {
-	struct mm_struct *mm = current->mm;
 	struct uprobe_task *utask = current->utask;
 
-	if (!mm)
-		return false;
-	return test_bit(MMF_HAS_UPROBES, &mm->flags) ||
-	       (utask && utask->return_instances);
+	return current->mm && (test_bit(MMF_HAS_UPROBES, &current->mm->flags) ||
+			       (utask && utask->return_instances));
 }
 
 /**
@@ -243,7 +197,7 @@ static __always_inline bool trap_may_be_ours(void)
  * @regs: the registers
  *
  * Context: the trap handler, interrupts may be off.
- * Return: 1 when it may be ours (uprobe_notify_resume() will see), 0 else.
+ * Return: 1 when it may be ours (TIF_UPROBE is set), 0 else.
  */
 int uprobe_pre_sstep_notifier(struct pt_regs *regs)
 {
@@ -278,23 +232,18 @@ static struct notifier_block uprobe_exception_nb = {
 	.notifier_call	= arch_uprobe_exception_notify,
 };
 
+/**
+ * uprobes_hit_init - register the die notifier
+ */
 void __init uprobes_hit_init(void)
 {
 	WARN_ON(register_die_notifier(&uprobe_exception_nb));
 }
 
 /*
- * No probe at @bp_vaddr: either the program's own trap instruction
- * (deliver SIGTRAP as without uprobes) or a breakpoint of ours removed
- * since it trapped (run the restored instruction).
- *
- * A longer trap instruction of the program's (x86's "int $3", cd 03)
- * ends at ip without a breakpoint before it.  It could also be a removed
- * breakpoint's restored instruction starting with the second byte (03)
- * right after an instruction ending in the first (cd): that needs both
- * the bytes and a removal racing the hit, and then the program gets a
- * SIGTRAP; the other choice would send every "int $3" back into its own
- * middle.
+ * No probe at @bp_vaddr: a trap instruction of the program's gets SIGTRAP;
+ * a breakpoint removed since it trapped runs the restored instruction
+ * (unless its bytes, with the one before, read as "int $3").
  */
 static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
 {
@@ -309,11 +258,7 @@ static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
 	instruction_pointer_set(regs, bp_vaddr);
 }
 
-/*
- * Run the consumers' handlers.  Return true when they had the breakpoint
- * removed from this mm, so that the original instruction is back at
- * @bp_vaddr and just runs.
- */
+/* Run the handlers.  Return: true when they had the breakpoint removed. */
 static __always_inline bool run_handlers(struct uprobe *uprobe,
 					 struct pt_regs *regs,
 					 struct uprobe_task *utask,
@@ -340,21 +285,7 @@ static __always_inline bool run_handlers(struct uprobe *uprobe,
 	return false;
 }
 
-/*
- * Enter "step retry" (see the top of this file): the handlers of the hit
- * at @bp_vaddr ran but its step could not start (no memory for the XOL
- * area or a slot's page); the thread goes back to the breakpoint, and its
- * next hit there only retries the step, so that the hit is handled once.
- * auprobe stays NULL, since perf reads it from samples taken while the
- * thread is in user space.
- */
-static void enter_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
-{
-	utask->vaddr = bp_vaddr;
-	utask->xol_vaddr = bp_vaddr;
-}
-
-/* Leave "step retry": was the thread in it, for this breakpoint? */
+/* Leave "step retry": was the thread in it for this breakpoint? */
 static bool leave_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
 {
 	bool retry = utask->xol_vaddr == bp_vaddr && utask->vaddr == bp_vaddr;
@@ -363,11 +294,7 @@ static bool leave_step_retry(struct uprobe_task *utask, unsigned long bp_vaddr)
 	return retry;
 }
 
-/*
- * Set the thread up to single-step the instruction's copy in its XOL slot.
- * On failure the thread is left at the breakpoint and will hit it again,
- * marked so that the handlers that already ran do not run twice.
- */
+/* Set the thread up to single-step the instruction's copy in an XOL slot. */
 static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 		       struct uprobe_task *utask, unsigned long bp_vaddr)
 {
@@ -375,13 +302,7 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 
 	if (!area)
 		goto no_slot;
-	/*
-	 * The slot is held for this step only.  A thread that kept its slot
-	 * from one hit to the next could sit in user space holding it (at a
-	 * barrier, on a lock) while the thread it waits for sleeps in
-	 * xol_take_slot(): with every slot held that way, a program with
-	 * more threads than slots deadlocked.
-	 */
+	/* For this step only: a slot kept while blocked could starve others. */
 	utask->xol_slot = xol_take_slot(area);
 	if (!utask->xol_slot)
 		goto no_slot;
@@ -402,40 +323,32 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 	utask->state = UTASK_SSTEP;
 	return;
 no_slot:
-	/* For now: the next hit at the breakpoint tries again. */
+	/* "step retry"; perf reads auprobe, which is NULL in user space. */
 	utask->auprobe = NULL;
-	enter_step_retry(utask, bp_vaddr);
+	utask->vaddr = bp_vaddr;
+	utask->xol_vaddr = bp_vaddr;
 	return;
 cannot_run:
-	/*
-	 * Not a lack of memory: the instruction cannot be run out of line
-	 * as this thread would run it (x86: code of the other mode than the
-	 * probe was analysed for, which that mode refuses).  Retrying would
-	 * trap forever; the breakpoint leaves this mm instead, and the
-	 * thread runs the original instruction.
-	 */
+	/* Refused in this thread's mode: a retry would trap forever. */
 	utask->auprobe = NULL;
 	pr_warn_ratelimited("pid %d: cannot run the instruction at %#lx out of line, probe removed from this process\n",
 			    current->pid, bp_vaddr);
 	uprobe_remove_current(uprobe, bp_vaddr);
 }
 
-/* Inline in both callers: the trap handler's hit is the hot one. */
 static __always_inline void handle_swbp(struct pt_regs *regs)
 {
 	unsigned long bp_vaddr = arch_uprobe_swbp_addr(regs);
 	struct mm_struct *mm = current->mm;
 	struct uprobe_task *utask;
 	struct uprobe *uprobe;
-	unsigned int len;
 	int idx;
 
 	idx = srcu_read_lock(&uprobes_srcu);
 	uprobe = uprobe_bp_lookup(mm, bp_vaddr);
 	if (unlikely(!uprobe)) {
 		/* The trampolines are never in the table: look there first. */
-		if (uprobe_trampoline_trap(regs, bp_vaddr) ||
-		    uprobe_jump_trap(regs, bp_vaddr))
+		if (uprobe_trampoline_trap(regs, bp_vaddr))
 			goto out;
 		uprobe = uprobe_bp_lookup_slow(mm, bp_vaddr);
 	}
@@ -454,11 +367,6 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	if (!leave_step_retry(utask, bp_vaddr) &&
 	    run_handlers(uprobe, regs, utask, bp_vaddr))
 		goto out;
-	/* Two tests first: a trap that cannot become a jump stays cheap. */
-	len = arch_uprobe_jump_maybe(&uprobe->arch) && READ_ONCE(uprobe_jump_on) ?
-	      arch_uprobe_jump_ok(&uprobe->arch, regs) : 0;
-	if (unlikely(len))
-		uprobe_jump_install(uprobe, bp_vaddr, len);
 	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
 		goto out;
 	if (uprobe_direct_run(uprobe, regs, utask, bp_vaddr))
@@ -466,70 +374,6 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	start_step(uprobe, regs, utask, bp_vaddr);
 out:
 	srcu_read_unlock(&uprobes_srcu, idx);
-}
-
-/**
- * uprobe_jump_hit - a thread came to a site through its stub
- * @regs: its user registers as they were at the site (ip aside)
- * @vaddr: the site
- * @len: the probed instruction's length
- *
- * The handlers run as for a breakpoint at @vaddr; then the instruction,
- * a nop, is done: the thread goes on after it.  A probe removed meanwhile
- * (the thread was in the stub) leaves only the nop to do.  A hit whose
- * handlers took the probe out of this mm runs the restored instruction.
- *
- * Context: the stub's syscall, or the way back to user space; may sleep.
- */
-void uprobe_jump_hit(struct pt_regs *regs, unsigned long vaddr,
-		     unsigned int len)
-{
-	struct mm_struct *mm = current->mm;
-	struct uprobe_task *utask;
-	struct uprobe *uprobe;
-	int idx;
-
-	instruction_pointer_set(regs, vaddr);
-	idx = srcu_read_lock(&uprobes_srcu);
-	uprobe = uprobe_bp_lookup(mm, vaddr);
-	if (unlikely(!uprobe))
-		uprobe = uprobe_bp_lookup_slow(mm, vaddr);
-	utask = uprobe ? uprobe_get_utask() : NULL;
-	if (utask && run_handlers(uprobe, regs, utask, vaddr))
-		goto out;
-	if (!uprobe || !arch_uprobe_skip_sstep(&uprobe->arch, regs))
-		instruction_pointer_set(regs, vaddr + len);
-out:
-	srcu_read_unlock(&uprobes_srcu, idx);
-}
-
-/**
- * uprobe_jump_defer - a hit at a jump site, handled on the way out
- * @regs: the user registers, as at the site
- * @vaddr: the site
- * @len: the probed instruction's length
- *
- * For a hit found where handlers cannot run (a trap with interrupts off):
- * the thread is put after the instruction, as if it had run, and the hit
- * is handled in uprobe_notify_resume().  Without memory for the thread's
- * state, the hit is not reported.
- *
- * Context: any.
- */
-void uprobe_jump_defer(struct pt_regs *regs, unsigned long vaddr,
-		       unsigned int len)
-{
-	struct uprobe_task *utask = current->utask;
-
-	if (!utask) {
-		utask = kzalloc(sizeof(*utask), GFP_ATOMIC | __GFP_NOWARN);
-		current->utask = utask;
-	}
-	instruction_pointer_set(regs, vaddr + len);
-	if (!utask)
-		return;
-	utask->jump_site = vaddr;
-	set_thread_flag(TIF_UPROBE);
 }
 
 /* The step trapped back (or was aborted): finish it. */
@@ -548,7 +392,7 @@ static void finish_step(struct uprobe_task *utask, struct pt_regs *regs)
 	utask->auprobe = NULL;
 	utask->state = UTASK_RUNNING;
 	area = current->mm->uprobes_state.xol_area;
-	/* 0: the step of a copy in the thread's own slot (uprobes_direct.c) */
+	/* 0: the step of a copy in the thread's own slot */
 	if (area && utask->xol_slot)
 		xol_put_slot(area, utask->xol_slot);
 	utask->xol_slot = 0;
@@ -575,15 +419,9 @@ void uprobe_notify_resume(struct pt_regs *regs)
 {
 	struct uprobe_task *utask;
 
+	lockdep_assert_irqs_enabled();
 	clear_thread_flag(TIF_UPROBE);
 	utask = current->utask;
-	if (utask && utask->jump_site) {
-		unsigned long vaddr = utask->jump_site;
-
-		utask->jump_site = 0;
-		uprobe_jump_hit(regs, vaddr, instruction_pointer(regs) - vaddr);
-		return;
-	}
 	if (utask && utask->state != UTASK_RUNNING)
 		finish_step(utask, regs);
 	else
@@ -594,22 +432,16 @@ void uprobe_notify_resume(struct pt_regs *regs)
  * uprobe_breakpoint_trap - handle a breakpoint hit in its trap
  * @regs: the user registers, as the trap left them
  *
- * An architecture's breakpoint trap handler may call this first, for a
- * trap from user mode: a hit is then handled in the trap, with interrupts
- * on, instead of through the die notifier and TIF_UPROBE on the way back
- * to user space (a notifier chain and a pass of the exit work loop less
- * per hit).  A thread in the middle of a step is left to the notifier,
- * which knows the traps that end a step.
+ * A thread in a step is left to the die notifier, which knows its traps.
  *
- * Context: trap from user mode, interrupts off; turns them on meanwhile
- * and may sleep, as the exit work would.
- * Return: true when the trap was handled (a hit, a trampoline, or a
- * breakpoint of ours already gone), false to go on as without it.
+ * Context: breakpoint trap, interrupts off; enables them and may sleep.
+ * Return: true when the trap was handled, false to go on without uprobes.
  */
 bool uprobe_breakpoint_trap(struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
 
+	lockdep_assert_irqs_disabled();
 	if (!user_mode(regs) || !trap_may_be_ours())
 		return false;
 	if (utask && utask->state != UTASK_RUNNING)
@@ -623,12 +455,11 @@ bool uprobe_breakpoint_trap(struct pt_regs *regs)
 /**
  * uprobe_deny_signal - hold signals back during a step
  *
- * Called by get_signal().  While a thread steps an XOL copy, a signal
- * handler must not run (it would see the slot's address): the signal waits
- * until finish_step().  A fatal signal, or one caused by the stepped
- * instruction itself, aborts the step first.  A thread in its own slot
- * (uprobes_direct.c) leaves it first, or steps from there.
+ * A fatal signal, or one the stepped instruction caused, aborts the step;
+ * others wait for finish_step().  A thread in its own slot leaves it, or
+ * steps from there.
  *
+ * Context: get_signal().
  * Return: true to deliver nothing now.
  */
 bool uprobe_deny_signal(void)
@@ -636,8 +467,6 @@ bool uprobe_deny_signal(void)
 	struct uprobe_task *utask = current->utask;
 	bool abort_step;
 
-	/* Before anything: no one may see the thread in a stub. */
-	uprobe_jump_leave(current_pt_regs());
 	if (likely(!utask))
 		return false;
 	if (utask->state == UTASK_RUNNING &&
@@ -647,7 +476,6 @@ bool uprobe_deny_signal(void)
 	if (!task_sigpending(current))
 		return true;
 
-	/* The step's own fault, or a kill, ends the step first. */
 	abort_step = __fatal_signal_pending(current) ||
 		     arch_uprobe_xol_was_trapped(current);
 

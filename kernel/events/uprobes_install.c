@@ -2,35 +2,15 @@
 /*
  * uprobes: writing and removing breakpoints in the mms that map a file.
  *
- * How a breakpoint gets into one mm.  The probed page of a private,
- * executable file mapping is broken copy-on-write for this mm alone (a
- * forced write fault through get_user_pages_remote(), the way ptrace
- * pokes text), and the breakpoint opcode is written into that anonymous
- * copy.  The page cache page, the file and every other mm keep the
- * original bytes.  One opcode is written at a time, in one store, so
- * another thread of the mm executes either the old instruction or the
- * breakpoint, never a mix.  Removing it stores the original opcode back;
- * when the copy then equals the file's page again, the copy is unmapped
- * so that the next fault maps the shared file page and the memory is
- * given back.  A thread that trapped on a breakpoint removed meanwhile
- * finds no probe and no breakpoint at the address, and simply executes
- * the restored instruction (uprobes_hit.c).
- *
- * The bp table.  Each mm with breakpoints has a table of them (struct
- * uprobe_bp_table): address -> probe, read by the hit path without locks.
- * It is a cache of what is in the pages: an entry is added before its
- * breakpoint is written (a thread that traps on it finds it) and erased
- * before it is restored, and paths that
- * lose entries while the pages keep their breakpoints (vma merges and
- * splits, mremap, truncation) are caught by the hit path, which falls back
- * to looking the probe up through the VMA and re-adds the entry.  What it
- * must never hold is an entry for an address that now maps something
- * else: every path that unmaps a range calls uprobe_munmap(), which erases
- * the entries in it, and fork copies only entries of copied VMAs.
- *
- * Memory (x86_64): the table costs 21 to 43 bytes per installed
- * breakpoint (uprobes_bptable.c), and each probed page a private 4 KiB
- * copy while it holds breakpoints.
+ * A breakpoint goes into the mm's private copy of the page (a forced
+ * write fault, as ptrace pokes text), one opcode in one store; the page
+ * cache keeps the original.  The mm's bp table caches address -> probe
+ * for the hit path: an entry is added before its breakpoint is written
+ * and erased before it is restored.  Entries lost while the breakpoint
+ * stays (vma merge or split, mremap, truncation) are re-added by the slow
+ * lookup; an entry for an address that maps something else must never
+ * stay (every unmap calls uprobe_munmap(), fork copies only the entries
+ * of copied VMAs).
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -48,13 +28,7 @@
 
 #include "uprobes_internal.h"
 
-/*
- * See the lock list in uprobes.c.  A plain rwsem: a percpu one makes each
- * install or remove walk wait for an RCU grace period to take it for
- * write (milliseconds, more than the walk of a batch of hundreds of
- * probes), to spare fork one atomic next to the tasklist_lock it takes
- * for write anyway.
- */
+/* See the lock list in uprobes.c. */
 static DECLARE_RWSEM(dup_mmap_sem);
 
 /* uprobe_write_opcode(): the byte is neither the original nor ours. */
@@ -68,26 +42,26 @@ static bool vma_maps_probe(struct vm_area_struct *vma, struct uprobe *uprobe,
 	       vaddr_to_offset(vma, vaddr) == uprobe->offset;
 }
 
+/**
+ * is_swbp_insn - is @insn the breakpoint opcode?
+ * @insn: the opcode
+ */
 bool __weak is_swbp_insn(uprobe_opcode_t *insn)
 {
 	return *insn == UPROBE_SWBP_INSN;
 }
 
+/**
+ * is_trap_insn - does @insn trap like the breakpoint?
+ * @insn: the opcode
+ */
 bool __weak is_trap_insn(uprobe_opcode_t *insn)
 {
 	return is_swbp_insn(insn);
 }
 
-/* ---- reading and writing one opcode ---- */
-
-/*
- * The page at @vaddr of @mm as it is, without breaking copy-on-write or
- * splitting a huge page; NULL when it is the file's own page: no
- * breakpoint of ours is in the page cache, so there is nothing to restore
- * there and the mm must not be touched.  An ERR_PTR() when the page could
- * not be had (the caller may have a fatal signal pending).
- */
-static struct page *private_copy(struct mm_struct *mm, unsigned long vaddr)
+/* The page at @vaddr of @mm as it is: no COW break, no huge page split. */
+static struct page *peek_page(struct mm_struct *mm, unsigned long vaddr)
 {
 	struct page *page;
 	long got;
@@ -95,61 +69,33 @@ static struct page *private_copy(struct mm_struct *mm, unsigned long vaddr)
 	got = get_user_pages_remote(mm, vaddr, 1, FOLL_FORCE, &page, NULL, NULL);
 	if (got != 1)
 		return ERR_PTR(got < 0 ? got : -EFAULT);
-	if (!PageAnon(page)) {
-		put_page(page);
-		return NULL;
-	}
 	return page;
 }
 
-/* Is a breakpoint at @vaddr in @page (mapped at @vaddr's page)? */
-static bool page_has_swbp(struct page *page, unsigned long vaddr)
+/* The opcode at @vaddr in @page, the page mapped there. */
+static void page_opcode(struct page *page, unsigned long vaddr,
+			uprobe_opcode_t *op)
 {
-	uprobe_opcode_t cur;
-
-	memcpy_from_page((char *)&cur, page, offset_in_page(vaddr),
+	memcpy_from_page((char *)op, page, offset_in_page(vaddr),
 			 UPROBE_SWBP_INSN_SIZE);
-	return is_swbp_insn(&cur);
 }
 
-/* Is there a jump of ours at @vaddr in @page (mapped at @vaddr's page)? */
-static bool page_has_jump(struct mm_struct *mm, struct page *page,
-			  unsigned long vaddr)
-{
-	u8 code[UPROBE_JUMP_INSN_BYTES];
-
-	if (!rcu_access_pointer(mm->uprobes_state.jumps) ||
-	    offset_in_page(vaddr) + sizeof(code) > PAGE_SIZE)
-		return false;
-	memcpy_from_page((char *)code, page, offset_in_page(vaddr),
-			 sizeof(code));
-	return uprobe_jump_at(mm, vaddr, code);
-}
-
-/* Read the opcode at @vaddr of @mm without breaking copy-on-write. */
 static int read_opcode(struct mm_struct *mm, unsigned long vaddr,
-		       uprobe_opcode_t *opcode, bool *jump)
+		       uprobe_opcode_t *op)
 {
-	struct page *page;
-	long got;
+	struct page *page = peek_page(mm, vaddr);
 
-	got = get_user_pages_remote(mm, vaddr, 1, FOLL_FORCE, &page, NULL, NULL);
-	if (got != 1)
-		return got < 0 ? got : -EFAULT;
-	memcpy_from_page((char *)opcode, page, offset_in_page(vaddr),
-			 UPROBE_SWBP_INSN_SIZE);
-	*jump = page_has_jump(mm, page, vaddr);
+	if (IS_ERR(page))
+		return PTR_ERR(page);
+	page_opcode(page, vaddr, op);
 	put_page(page);
 	return 0;
 }
 
 /*
- * After a restore: if this mm's copy of the page equals the file's page
- * again, unmap the copy; the next fault maps the file page.  Not in a
- * writable mapping (another thread may store into the copy between the
- * compare and the unmap, and its store would be lost), nor a page pinned
- * for I/O (its user would keep the copy while the program saw another
- * page).  A locked mapping gets the file's page back at once.
+ * After a restore: unmap @copy if it equals the file's page again.  Not
+ * in a writable mapping (a store after the compare would be lost), nor
+ * when pinned for I/O.
  */
 static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 				struct page *copy)
@@ -168,42 +114,27 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 	put_page(file_page);
 	if (!same)
 		return;
-	/*
-	 * The zap calls uprobe_munmap(), whose scan of the whole table would
-	 * find nothing: every restore erases the entry first, and the
-	 * mapping (with any semaphore update it waits for) stays.
-	 */
+	/* The zap's uprobe_munmap() must keep the mapping's SDT updates. */
 	uprobe_debug_delay(UPROBE_DELAY_DROP);
-	t = bp_table(vma->vm_mm);
+	t = uprobe_mm_bpt(vma->vm_mm);
 	if (t)
 		WRITE_ONCE(t->dropping, current);
 	zap_page_range(vma, vaddr & PAGE_MASK, PAGE_SIZE);
 	if (t)
 		WRITE_ONCE(t->dropping, NULL);
-	/* Forced: an execute-only mapping is locked too. */
+	/* A locked mapping gets the file page now (forced: maybe exec-only). */
 	if ((vma->vm_flags & VM_LOCKED) &&
 	    get_user_pages_remote(vma->vm_mm, vaddr, 1, FOLL_FORCE, &file_page,
 				  NULL, NULL) == 1)
-		put_page(file_page);	/* mapped and locked again */
+		put_page(file_page);
 }
 
 /*
- * Take @page, the mm's copy mapped at @vaddr of @vma, out of the page
- * table while its bytes change; @pvmw then holds the page table lock, and
- * @pte the entry for uprobe_page_remap() to put back.  On x86 a one-byte int3
- * written into running code is safe, but an emulator need not be: QEMU's
- * TCG, translating the page on another vCPU while it is written, keeps
- * the old bytes for as long as the page stays mapped (a breakpoint
- * installed, never hit; or, restored, a trap that never ends).  With the
- * entry cleared and flushed, no CPU running the mm is still fetching
- * from the page (an IPI is taken between instructions, and TCG takes it
- * between translated blocks), and none fetches from it until it is back:
- * a thread that touches it faults and waits for our mmap_lock.  A jump
- * taken out meanwhile needs no step-by-step sync.  The same page goes
- * back, so secondary MMUs need not know.  Return: false when the page is
- * not mapped by a PTE there (nothing is held then).
+ * Take @page, mapped at @vaddr, out of the page table while it is written
+ * (QEMU's TCG would keep running stale translations of it); @pvmw then
+ * holds the page table lock.  Return: false if no PTE maps it there.
  */
-bool uprobe_page_unmap(struct vm_area_struct *vma, struct page *page,
+static bool unmap_copy(struct vm_area_struct *vma, struct page *page,
 		       unsigned long vaddr, struct page_vma_mapped_walk *pvmw,
 		       pte_t *pte)
 {
@@ -222,18 +153,9 @@ bool uprobe_page_unmap(struct vm_area_struct *vma, struct page *page,
 	return true;
 }
 
-void uprobe_page_remap(struct page_vma_mapped_walk *pvmw, pte_t pte)
-{
-	set_pte_at(pvmw->vma->vm_mm, pvmw->address, pvmw->pte, pte);
-	page_vma_mapped_walk_done(pvmw);
-}
-
-/*
- * Will an install of the picked @items write a byte into @page?  Not
- * where the breakpoint is already, nor over a byte of the program's.
- */
-static bool install_writes(struct uprobe_walk_item *items, unsigned int nr,
-			   struct page *page)
+/* Would installing (or restoring) the picked @items change @page? */
+static bool page_needs_write(struct uprobe_walk_item *items, unsigned int nr,
+			     struct page *page, bool install)
 {
 	uprobe_opcode_t cur;
 	unsigned int i;
@@ -241,26 +163,19 @@ static bool install_writes(struct uprobe_walk_item *items, unsigned int nr,
 	for (i = 0; i < nr; i++) {
 		if (!items[i].pick)
 			continue;
-		memcpy_from_page((char *)&cur, page,
-				 offset_in_page(items[i].vaddr),
-				 UPROBE_SWBP_INSN_SIZE);
-		if (!is_swbp_insn(&cur) &&
-		    !memcmp(&cur, items[i].orig, UPROBE_SWBP_INSN_SIZE))
+		page_opcode(page, items[i].vaddr, &cur);
+		if (is_swbp_insn(&cur) != install &&
+		    (!install ||
+		     !memcmp(&cur, items[i].orig, UPROBE_SWBP_INSN_SIZE)))
 			return true;
 	}
 	return false;
 }
 
 /*
- * Write the breakpoints of the picked @items, all on one page of @mm
- * (@install, @swbp being the breakpoint opcode), or put back their
- * ->orig bytes, in this mm's private copy of the page: one forced write
- * fault (the way ptrace pokes text) for all of them.  A restore looks
- * first: an mm whose page has no breakpoint of ours (it never got one,
- * or the program or a debugger changed the bytes) is left exactly as it
- * is, no copy made, no huge page split.  After restores, a copy equal to
- * the file's page again is dropped.  Sets ->written where a byte changed
- * and ->foreign where it was left to its owner (see uprobe_write_opcode()).
+ * Write @swbp (@install) or ->orig at the picked @items, all on one page
+ * of @mm, with one forced write fault.  Sets ->written where a byte
+ * changed, ->foreign where the program's own byte was left.
  */
 static int write_page_opcodes(struct mm_struct *mm,
 			      struct uprobe_walk_item *items, unsigned int nr,
@@ -283,25 +198,19 @@ static int write_page_opcodes(struct mm_struct *mm,
 		if (items[i].pick)
 			vaddr = items[i].vaddr;
 	if (!install) {
-		bool any = false;
+		bool any;
 
-		page = private_copy(mm, vaddr);
-		if (IS_ERR_OR_NULL(page))
-			return PTR_ERR_OR_ZERO(page);
-		for (i = 0; i < nr && !any; i++)
-			any = items[i].pick &&
-			      (page_has_swbp(page, items[i].vaddr) ||
-			       page_has_jump(mm, page, items[i].vaddr));
+		page = peek_page(mm, vaddr);
+		if (IS_ERR(page))
+			return PTR_ERR(page);
+		/* The file's own page holds no breakpoint of ours. */
+		any = PageAnon(page) &&
+		      page_needs_write(items, nr, page, false);
 		put_page(page);
 		if (!any)
 			return 0;
 	}
-	/*
-	 * It breaks COW even when there turns out to be nothing to write,
-	 * but then the page is a copy already (a breakpoint is there).
-	 * Reclaim or migration may unmap the page between the fault and
-	 * the walk (our reference does not stop them): fault it in again.
-	 */
+	/* Reclaim or migration may unmap the page before the walk: retry. */
 	for (tries = 0; ; tries++) {
 		got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma,
 					    NULL);
@@ -313,11 +222,11 @@ static int write_page_opcodes(struct mm_struct *mm,
 			put_page(page);
 			return -EFAULT;
 		}
-		if (install && !install_writes(items, nr, page)) {
+		if (install && !page_needs_write(items, nr, page, true)) {
 			unmapped = false;
 			break;
 		}
-		unmapped = uprobe_page_unmap(vma, page, vaddr, &pvmw, &pte);
+		unmapped = unmap_copy(vma, page, vaddr, &pvmw, &pte);
 		if (unmapped || tries == 2)
 			break;
 		put_page(page);
@@ -331,28 +240,16 @@ static int write_page_opcodes(struct mm_struct *mm,
 		if (!it->pick)
 			continue;
 		at = kaddr + offset_in_page(it->vaddr);
-		/* A jump to a stub goes first: the breakpoint is back. */
-		if (!install && it->uprobe) {
-			const u8 *orig = (const u8 *)&it->uprobe->arch.insn;
-
-			if (uprobe_jump_undo(vma, page, it->vaddr, at, orig,
-					     !unmapped)) {
-				dirty = true;
-			} else if (uprobe_jump_hidden(mm, it->vaddr, at, orig)) {
-				it->foreign = true;
-				continue;
-			}
-		}
 		memcpy(&cur, at, UPROBE_SWBP_INSN_SIZE);
 		if (!install)
 			memcpy(&op, it->orig, UPROBE_SWBP_INSN_SIZE);
-		/* The program's own byte stays; a jump of ours is installed. */
+		/* The program's own byte stays. */
 		if (install && !is_swbp_insn(&cur) &&
 		    memcmp(&cur, it->orig, UPROBE_SWBP_INSN_SIZE)) {
-			it->foreign = !page_has_jump(mm, page, it->vaddr);
+			it->foreign = true;
 			continue;
 		}
-		/* Nothing to do, or a byte someone else changed: left. */
+		/* Nothing to do, or a byte someone else changed. */
 		if (!memcmp(&cur, &op, UPROBE_SWBP_INSN_SIZE) ||
 		    is_swbp_insn(&cur) == install)
 			continue;
@@ -362,8 +259,10 @@ static int write_page_opcodes(struct mm_struct *mm,
 		dirty = true;
 	}
 	kunmap_local(kaddr);
-	if (unmapped)
-		uprobe_page_remap(&pvmw, pte);
+	if (unmapped) {
+		set_pte_at(mm, pvmw.address, pvmw.pte, pte);
+		page_vma_mapped_walk_done(&pvmw);
+	}
 	if (dirty)
 		set_page_dirty_lock(page);
 	if (!install)
@@ -374,21 +273,17 @@ static int write_page_opcodes(struct mm_struct *mm,
 
 /**
  * uprobe_write_opcode - write one opcode into @mm's private copy of a page
- * @auprobe: the probe, whose insn holds the probed instruction's bytes
- * @mm: the mm, with its mmap_lock held for write
- * @vaddr: where
+ * @auprobe: the probe; its insn holds the probed instruction's bytes
+ * @mm: the mm
+ * @vaddr: the address
  * @opcode: the breakpoint, or the original opcode to restore
  *
- * Writing the breakpoint where one already is, or restoring where there is
- * none (another tool changed the byte, or it was never written), does
- * nothing.  Nor does writing it over a byte that is not the probed
- * instruction's: the program (a JIT that mapped the file writable, then
- * executable) or a debugger put its own there, which the breakpoint would
- * hide and its removal, putting the file's byte back, destroy.
+ * A byte that is neither is the program's (a JIT's) or a debugger's: it
+ * stays.
  *
- * Return: 0 when the opcode was written, 1 when nothing had to be done,
- * UPROBE_OPCODE_FOREIGN when the byte was left to its owner, -errno on
- * failure.
+ * Context: mmap_lock of @mm held for write.
+ * Return: 0 when written, 1 when nothing had to be done,
+ * UPROBE_OPCODE_FOREIGN when the byte was left to its owner, or -errno.
  */
 int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 			unsigned long vaddr, uprobe_opcode_t opcode)
@@ -412,9 +307,10 @@ int uprobe_write_opcode(struct arch_uprobe *auprobe, struct mm_struct *mm,
 /**
  * set_swbp - write the breakpoint at @vaddr in @mm
  * @aup: the probe
- * @mm: the mm, with mmap_lock held for write
+ * @mm: the mm
  * @vaddr: the probed address
  *
+ * Context: mmap_lock of @mm held for write.
  * Return: as uprobe_write_opcode().
  */
 int __weak set_swbp(struct arch_uprobe *aup, struct mm_struct *mm,
@@ -425,10 +321,11 @@ int __weak set_swbp(struct arch_uprobe *aup, struct mm_struct *mm,
 
 /**
  * set_orig_insn - restore the original opcode at @vaddr in @mm
- * @aup: the probe (its insn holds the original bytes)
- * @mm: the mm, with mmap_lock held for write
+ * @aup: the probe; its insn holds the original bytes
+ * @mm: the mm
  * @vaddr: the probed address
  *
+ * Context: mmap_lock of @mm held for write.
  * Return: as uprobe_write_opcode().
  */
 int __weak set_orig_insn(struct arch_uprobe *aup, struct mm_struct *mm,
@@ -438,13 +335,9 @@ int __weak set_orig_insn(struct arch_uprobe *aup, struct mm_struct *mm,
 				   *(uprobe_opcode_t *)&aup->insn);
 }
 
-/* ---- the breakpoints of one page in one mm ---- */
-
 /*
- * Write or restore the opcodes of the picked @items, all on one page of
- * @mm; ->failed says which could not be.  Architectures that override
- * set_swbp() (arm: the breakpoint depends on the probed instruction) go
- * one opcode at a time through it.  Return: the first error, or 0.
+ * Write or restore the picked @items of one page; ->failed where not.
+ * Arm overrides set_swbp(): one opcode at a time there.
  */
 static int write_items(struct mm_struct *mm, struct uprobe_walk_item *items,
 		       unsigned int nr, bool install)
@@ -478,12 +371,9 @@ static int write_items(struct mm_struct *mm, struct uprobe_walk_item *items,
 }
 
 /*
- * Point the table entries of @items (picked, all on one page) at
- * their probes, under one lock.  Those already there are unpicked.  At
- * the first entry the batch adds in this mm, the table makes room for
- * @room more at once (so a table is grown once per batch, not as it fills
- * up, and an mm that gets none of them gets no array); @room is then
- * zeroed.  Return: how many are still picked.
+ * Add the table entries of the picked @items; those already there are
+ * unpicked.  The first growth of the table makes room for @room entries,
+ * then @room is zeroed.  Return: how many are still picked.
  */
 static unsigned int claim_page_entries(struct uprobe_bp_table *t,
 				       struct uprobe_walk_item *items,
@@ -492,18 +382,18 @@ static unsigned int claim_page_entries(struct uprobe_bp_table *t,
 	unsigned int i, picked = 0;
 	int ret;
 
-	bp_table_lock(t);
+	uprobe_bpt_lock(t);
 	for (i = 0; i < nr; i++) {
 		struct uprobe_walk_item *it = &items[i];
 
 		if (!it->pick)
 			continue;
-		while ((ret = bp_table_claim_locked(t, it->vaddr, it->uprobe)) ==
+		while ((ret = uprobe_bpt_claim_locked(t, it->vaddr, it->uprobe)) ==
 		       -ENOSPC) {
-			bp_table_unlock(t);
-			ret = bp_table_prepare(t, *room ?: 1);
+			uprobe_bpt_unlock(t);
+			ret = uprobe_bpt_prepare(t, *room ?: 1);
 			*room = 0;
-			bp_table_lock(t);
+			uprobe_bpt_lock(t);
 			if (ret)
 				break;
 		}
@@ -517,15 +407,13 @@ static unsigned int claim_page_entries(struct uprobe_bp_table *t,
 		it->fresh = !ret;
 		picked++;
 	}
-	bp_table_unlock(t);
+	uprobe_bpt_unlock(t);
 	return picked;
 }
 
 /*
- * Decide once per item from @i on, up to the first whose offset is at
- * @end, which go into @mm (->want), and count them in @room: the room
- * their table entries need (see claim_page_entries()).  Return: the index
- * of that first item past the range.
+ * Ask the filters once: set ->want on @items[@i..] below offset @end and
+ * count them in @room.  Return: the index of the first item past @end.
  */
 static unsigned int items_in_vma(struct mm_struct *mm,
 				 struct uprobe_walk_item *items, unsigned int i,
@@ -542,12 +430,18 @@ static unsigned int items_in_vma(struct mm_struct *mm,
 	return i;
 }
 
-/*
- * Install the probes of @items, all on one page of @vma, in its mm where
- * items_in_vma() said they go: the table entries first (a thread that traps on a
- * breakpoint finds its entry), then the breakpoints.  See
- * claim_page_entries() for @room.  Errors go to the items' ->err.
- */
+/* Reset the walk's fields of @it for @vma, unpicked. */
+static void item_reset(struct uprobe_walk_item *it, struct vm_area_struct *vma)
+{
+	it->vaddr = offset_to_vaddr(vma, it->uprobe->offset);
+	it->orig = &it->uprobe->arch.insn;
+	it->pick = false;
+	it->written = false;
+	it->foreign = false;
+	it->failed = false;
+}
+
+/* Install the wanted @items of one page of @vma; errors go to ->err. */
 static void install_page(struct vm_area_struct *vma,
 			 struct uprobe_walk_item *items, unsigned int nr,
 			 unsigned int *room)
@@ -560,26 +454,21 @@ static void install_page(struct vm_area_struct *vma,
 
 	for (i = 0; i < nr; i++) {
 		it = &items[i];
-		it->pick = false;
-		it->written = false;
-		it->foreign = false;
-		it->failed = false;
+		item_reset(it, vma);
 		/* Not here, or failed elsewhere (undone later). */
 		if (!it->want || it->err)
 			continue;
-		it->vaddr = offset_to_vaddr(vma, it->uprobe->offset);
 		err = uprobe_prepare(it->uprobe, vma, it->vaddr);
 		if (err) {
 			it->err = err;
 			continue;
 		}
-		it->orig = &it->uprobe->arch.insn;
 		it->pick = true;
 		picked++;
 	}
 	if (!picked)
 		return;
-	t = bp_table_create(mm);
+	t = uprobe_bpt_create(mm);
 	if (!t) {
 		for (i = 0; i < nr; i++)
 			if (items[i].pick)
@@ -597,78 +486,59 @@ static void install_page(struct vm_area_struct *vma,
 		it = &items[i];
 		if (!it->pick)
 			continue;
-		/*
-		 * Not ours here, when foreign.  A dead probe's entry that the
-		 * claim replaced goes too: a breakpoint of its still there
-		 * is found again by the hit path's slow lookup.
-		 */
+		/* No entry, not even the dead probe's the claim replaced. */
 		if (it->failed || it->foreign) {
-			bp_table_erase(t, it->vaddr);
+			uprobe_bpt_erase(t, it->vaddr);
 			if (it->failed)
 				it->err = err;
 			continue;
 		}
 		if (!it->uprobe->ref_ctr_offset)
 			continue;
-		/*
-		 * The semaphore counts breakpoints written, not entries.  One
-		 * found in place under a dead probe's entry (its removal
-		 * failed) keeps that probe's count; one under no entry was
-		 * lost by a split (see refctr_on_refind()).
-		 */
+		/* One found in place was counted, unless a split lost it. */
 		if (it->written)
-			refctr_on_install(it->uprobe, mm, t, it->vaddr);
+			uprobe_refctr_on_install(it->uprobe, mm, t, it->vaddr);
 		else if (it->fresh)
-			refctr_on_refind(it->uprobe, mm, t, it->vaddr);
+			uprobe_refctr_on_refind(it->uprobe, mm, t, it->vaddr);
 	}
 }
 
 /*
- * Take out the breakpoints of @items, all on one page of @vma, that no
- * consumer wants in its mm any more (all of them, with @force): the
- * table entries first, then the bytes.
+ * Remove the breakpoints of @items, one page of @vma, that no consumer
+ * wants in its mm (all of them, with @force).
  */
 static void remove_page(struct vm_area_struct *vma,
 			struct uprobe_walk_item *items, unsigned int nr,
 			bool force)
 {
 	struct mm_struct *mm = vma->vm_mm;
-	struct uprobe_bp_table *t = bp_table(mm);
+	struct uprobe_bp_table *t = uprobe_mm_bpt(mm);
 	struct uprobe_walk_item *it;
 	unsigned int i, picked = 0;
 
 	for (i = 0; i < nr; i++) {
 		it = &items[i];
-		it->pick = false;
-		it->written = false;
-		it->foreign = false;
-		it->failed = false;
+		item_reset(it, vma);
 		if (!uprobe_may_have_bps(it->uprobe))
 			continue;
 		if (!force && uprobe_has_consumers(it->uprobe) &&
 		    uprobe_filter_chain(it->uprobe, UPROBE_FILTER_UNREGISTER, mm))
 			continue;
-		it->vaddr = offset_to_vaddr(vma, it->uprobe->offset);
-		it->orig = &it->uprobe->arch.insn;
 		it->pick = true;
 		picked++;
 	}
 	if (picked && t) {
-		bp_table_lock(t);
+		uprobe_bpt_lock(t);
 		for (i = 0; i < nr; i++) {
 			it = &items[i];
-			/*
-			 * A batched unregister walks after its probe may have
-			 * been retired and a new probe installed at the same
-			 * place: the breakpoint is the new probe's.
-			 */
+			/* Not if a new probe took the place since. */
 			if (it->pick &&
-			    !bp_table_release_locked(t, it->vaddr, it->uprobe)) {
+			    !uprobe_bpt_release_locked(t, it->vaddr, it->uprobe)) {
 				it->pick = false;
 				picked--;
 			}
 		}
-		bp_table_unlock(t);
+		uprobe_bpt_unlock(t);
 	}
 	if (!picked)
 		return;
@@ -677,25 +547,44 @@ static void remove_page(struct vm_area_struct *vma,
 		it = &items[i];
 		if (!it->pick)
 			continue;
-		/*
-		 * Not restored (a fatal signal of ours stops
-		 * get_user_pages(), or no memory): the entry goes back, so
-		 * that a hit still finds the probe, whose instruction it then
-		 * runs, rather than taking the breakpoint for the program's
-		 * own and killing it with SIGTRAP.
-		 */
+		/* Not restored: a hit must find the probe, not SIGTRAP. */
 		if (it->failed) {
 			if (t)
-				bp_table_add(t, it->vaddr, it->uprobe);
+				uprobe_bpt_add(t, it->vaddr, it->uprobe);
 		} else if (it->written && it->uprobe->ref_ctr_offset) {
-			refctr_on_remove(it->uprobe, mm, t, it->vaddr);
+			uprobe_refctr_on_remove(it->uprobe, mm, t, it->vaddr);
 		}
 	}
 }
 
-/* ---- a batch of probes over every mm that maps them ---- */
+/* Install or remove @items[@i..] below offset @end in @vma, by page. */
+static void walk_vma(struct vm_area_struct *vma, struct uprobe_walk_item *items,
+		     unsigned int i, unsigned int nr, loff_t end, bool install,
+		     unsigned int *room)
+{
+	unsigned int j;
+	pgoff_t page;
 
-/* The first of @items (sorted by offset) at or after @offset. */
+	for (; i < nr && items[i].uprobe->offset < end; i = j) {
+		page = items[i].uprobe->offset >> PAGE_SHIFT;
+		for (j = i + 1; j < nr && items[j].uprobe->offset < end; j++)
+			if (items[j].uprobe->offset >> PAGE_SHIFT != page)
+				break;
+		if (install)
+			install_page(vma, items + i, j - i, room);
+		else
+			remove_page(vma, items + i, j - i, false);
+	}
+}
+
+/**
+ * uprobe_first_item_from - the first item of a batch at or after @offset
+ * @items: the batch, sorted by offset
+ * @nr: its size
+ * @offset: the file offset
+ *
+ * Return: its index, or @nr.
+ */
 unsigned int uprobe_first_item_from(struct uprobe_walk_item *items,
 				    unsigned int nr, loff_t offset)
 {
@@ -711,12 +600,7 @@ unsigned int uprobe_first_item_from(struct uprobe_walk_item *items,
 	return lo;
 }
 
-/*
- * Visit every place of @mm where an item's probe is mapped: the VMAs of the
- * file as they are now, under the mm's lock, so a mapping moved or added
- * since the mms were collected is not missed.  The probes of one page are
- * written or restored together.
- */
+/* The mm's VMAs as they are under its lock, not when the mms were listed. */
 static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 			  struct uprobe_walk_item *items, unsigned int nr,
 			  bool install, unsigned int *to_analyze)
@@ -724,7 +608,6 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 	VMA_ITERATOR(vmi, mm, 0);
 	struct vm_area_struct *vma;
 	unsigned int i, j, room = 0;
-	pgoff_t page;
 	loff_t end;
 
 	for_each_vma(vmi, vma) {
@@ -739,38 +622,22 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 				*to_analyze -= min(*to_analyze,
 						   uprobe_analyze_items(vma, items + i, j - i));
 		}
-		while (i < nr && items[i].uprobe->offset < end) {
-			page = items[i].uprobe->offset >> PAGE_SHIFT;
-			for (j = i + 1; j < nr && items[j].uprobe->offset < end; j++)
-				if (items[j].uprobe->offset >> PAGE_SHIFT != page)
-					break;
-			if (install)
-				install_page(vma, items + i, j - i, &room);
-			else
-				remove_page(vma, items + i, j - i, false);
-			i = j;
-		}
+		walk_vma(vma, items, i, nr, end, install, &room);
 	}
 }
 
 /**
  * uprobe_walk_batch - install or remove the breakpoints of many probes
  * @inode: the file all the probes are on
- * @items: the probes, sorted by offset; each with the consumer to install
- *	for (as uprobe_install_all()), or with ->uc NULL to take the
- *	breakpoint out where no consumer wants it (as uprobe_remove_all())
+ * @items: the probes, sorted by offset; ->uc the consumer to install for,
+ *	or NULL to remove where no consumer wants it
  * @nr: how many
  *
- * One pass over the mms that map the file, each locked once, instead of
- * one per probe.  The probes' register_rwsem need not be held: a
- * consumer is on its probe's list before its breakpoint is written, and
- * every decision is taken from the list as it is under the mm's
- * mmap_lock, so walks of the same probe may interleave.
+ * No register_rwsem needed: a consumer is listed before its breakpoint is
+ * written, and each decision reads the list under the mm's mmap_lock.
+ * Install errors go to ->err; items with ->err set are skipped.
  *
- * Context: process context, may sleep; no uprobes lock held but, for a
- * batch of one, the probe's register_rwsem (uprobe_install_all()).
- * Return: nothing; an install error is stored in its item's ->err, and
- * items with ->err set on entry are skipped.  Removal does not fail.
+ * Context: process context, may sleep.
  */
 void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 		       unsigned int nr)
@@ -780,6 +647,7 @@ void uprobe_walk_batch(struct inode *inode, struct uprobe_walk_item *items,
 	unsigned int nr_mms = 0, i, to_analyze = 0;
 	loff_t last = items[nr - 1].uprobe->offset;
 
+	might_sleep();
 	if (install)
 		uprobe_analyze_ahead(inode, items, nr);
 	down_write(&dup_mmap_sem);
@@ -812,11 +680,10 @@ out:
 
 /**
  * uprobe_install_all - write a probe's breakpoint for a new consumer
- * @uprobe: the probe, with its register_rwsem held for write
+ * @uprobe: the probe
  * @uc: the consumer whose filter decides, per mm
  *
- * A batch of one: see uprobe_walk_batch().
- *
+ * Context: @uprobe->register_rwsem held for write.
  * Return: 0, or the first error (the caller undoes the rest).
  */
 int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc)
@@ -830,7 +697,9 @@ int uprobe_install_all(struct uprobe *uprobe, struct uprobe_consumer *uc)
 
 /**
  * uprobe_remove_all - take a probe's breakpoint out where nobody wants it
- * @uprobe: the probe, with its register_rwsem held for write
+ * @uprobe: the probe
+ *
+ * Context: @uprobe->register_rwsem held for write.
  */
 void uprobe_remove_all(struct uprobe *uprobe)
 {
@@ -840,19 +709,14 @@ void uprobe_remove_all(struct uprobe *uprobe)
 	uprobe_walk_batch(uprobe->inode, &it, 1);
 }
 
-/* ---- the hit path's helpers ---- */
-
 /**
  * uprobe_bp_lookup_slow - find the probe at @vaddr through the VMA
  * @mm: current->mm
  * @vaddr: the breakpoint address
  *
- * For a breakpoint whose table entry was lost (see the top of this file):
- * the VMA gives the file and offset, the registry the probe, and the entry
- * is added back if the breakpoint is really there.
+ * Re-adds the lost table entry if the breakpoint is there.
  *
- * Context: under uprobes_srcu, which keeps the result valid; takes
- * mmap_lock for read.
+ * Context: under uprobes_srcu; takes mmap_lock for read.
  * Return: the probe (no reference) or NULL.
  */
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
@@ -861,8 +725,8 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 	struct vm_area_struct *vma;
 	struct uprobe *uprobe;
 	uprobe_opcode_t op;
-	bool jump = false;
 
+	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&uprobes_srcu), "no SRCU");
 	mmap_read_lock(mm);
 	uprobe = uprobe_bp_lookup(mm, vaddr);
 	if (uprobe)
@@ -875,17 +739,17 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 	if (!uprobe)
 		goto out;
 	/* A refused probe's 0xcc is the program's own: it gets SIGTRAP. */
-	if (read_opcode(mm, vaddr, &op, &jump) ||
-	    (!is_swbp_insn(&op) && !jump) || !uprobe_may_have_bps(uprobe)) {
-		put_uprobe(uprobe);
+	if (read_opcode(mm, vaddr, &op) || !is_swbp_insn(&op) ||
+	    !uprobe_may_have_bps(uprobe)) {
+		uprobe_put(uprobe);
 		uprobe = NULL;
 		goto out;
 	}
-	t = bp_table_create(mm);
+	t = uprobe_bpt_create(mm);
 	if (t)
-		bp_table_add(t, vaddr, uprobe);
+		uprobe_bpt_add(t, vaddr, uprobe);
 	/* SRCU keeps it for the caller; the table holds its own ref. */
-	put_uprobe(uprobe);
+	uprobe_put(uprobe);
 out:
 	mmap_read_unlock(mm);
 	return uprobe;
@@ -909,14 +773,11 @@ static bool remove_current(struct uprobe *uprobe, unsigned long vaddr)
 }
 
 /**
- * uprobe_unapply_current - honour UPROBE_HANDLER_REMOVE
+ * uprobe_unapply_current - remove a breakpoint no filter wants in current->mm
  * @uprobe: the probe just hit
- * @vaddr: where
+ * @vaddr: its address
  *
- * Removes the breakpoint at @vaddr from current->mm if no consumer's filter
- * wants it there.
- *
- * Context: process context; takes register_rwsem (read), then mmap_lock.
+ * Context: takes register_rwsem (read), then mmap_lock.
  * Return: true when the original instruction is back at @vaddr.
  */
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr)
@@ -931,45 +792,26 @@ bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr)
 }
 
 /**
- * uprobe_remove_current - take a probe's breakpoint out of current->mm
+ * uprobe_remove_current - take a breakpoint out of current->mm, wanted or not
  * @uprobe: the probe just hit, whose instruction this thread cannot run
- * @vaddr: where
+ * @vaddr: its address
  *
- * Whatever the consumers want: the alternative is a thread that traps
- * on the breakpoint forever.  A later install (a new mapping, another
- * registration) may write it again, to the same end.
- *
- * Context: process context; takes mmap_lock.
+ * Context: takes mmap_lock.
  */
 void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr)
 {
 	remove_current(uprobe, vaddr);
 }
 
-/* ---- mmap, munmap, fork, exit ---- */
-
 /* Install @nr probes of @vma, by offset, and drop their references. */
 static void mmap_install(struct vm_area_struct *vma,
 			 struct uprobe_walk_item *items, unsigned int nr)
 {
-	unsigned int i, j, room;
-	bool want_any;
-	pgoff_t page;
+	unsigned int i, room;
 
-	/*
-	 * Nothing to install when no item is wanted; otherwise every page:
-	 * claim_page_entries() zeroes @room once it has grown the table.
-	 */
 	items_in_vma(vma->vm_mm, items, 0, nr, LLONG_MAX, &room);
-	want_any = room;
-	/* The probes of one page together, as uprobe_walk_batch() does. */
-	for (i = 0; want_any && i < nr; i = j) {
-		page = items[i].uprobe->offset >> PAGE_SHIFT;
-		for (j = i + 1; j < nr; j++)
-			if (items[j].uprobe->offset >> PAGE_SHIFT != page)
-				break;
-		install_page(vma, items + i, j - i, &room);
-	}
+	if (room)
+		walk_vma(vma, items, 0, nr, LLONG_MAX, true, &room);
 	for (i = 0; i < nr; i++) {
 		/* Most likely an instruction the arch refuses, seen only now. */
 		if (items[i].err)
@@ -977,15 +819,11 @@ static void mmap_install(struct vm_area_struct *vma,
 					    current->pid, vma->vm_file,
 					    (unsigned long long)items[i].uprobe->offset,
 					    items[i].err);
-		put_uprobe(items[i].uprobe);
+		uprobe_put(items[i].uprobe);
 	}
 }
 
-/*
- * Probes a mapping installs at a time: a bounded, small array however many
- * the file has (a whole table of them would be allocated and freed at every
- * mmap of the file).
- */
+/* Probes a new mapping installs at a time. */
 #define MMAP_CHUNK	64
 
 /**
@@ -1004,15 +842,16 @@ int uprobe_mmap(struct vm_area_struct *vma)
 	pgoff_t last;
 	bool done;
 
+	mmap_assert_write_locked(vma->vm_mm);
 	if (!vma->vm_file)
 		return 0;
-	refctr_on_mmap(vma);
+	uprobe_refctr_on_mmap(vma);
 	if (!vma_installable(vma) || uprobe_registry_empty())
 		return 0;
 
 	inode = file_inode(vma->vm_file);
 	end = vaddr_to_offset(vma, vma->vm_end);
-	/* Most mappings hold no probe: no allocation for them. */
+	/* No allocation for the many mappings without probes. */
 	nr = uprobe_collect_range(inode, vaddr_to_offset(vma, vma->vm_start),
 				  end, &one, 1);
 	if (!nr)
@@ -1034,12 +873,7 @@ int uprobe_mmap(struct vm_area_struct *vma)
 			break;
 		next = items[nr - 1].uprobe->offset + 1;
 		done = nr < cap;
-		/*
-		 * A page's probes are written in one go when they fit: those
-		 * of the last page wait for the next round, unless they are
-		 * all there is (a page with more probes than fit is written
-		 * in parts, as registrations at different times would be).
-		 */
+		/* The last page's probes wait, unless they fill the chunk. */
 		keep = 0;
 		if (!done) {
 			last = items[nr - 1].uprobe->offset >> PAGE_SHIFT;
@@ -1067,11 +901,7 @@ int uprobe_mmap(struct vm_area_struct *vma)
  * @start: first address of the range
  * @end: address past it
  *
- * The pages themselves go with the mapping (or, for a merge or split, stay
- * and are found again by uprobe_mmap()).
- *
- * Context: mmap_lock held (read or write), or the mapping's i_mmap_rwsem
- * when a truncation unmaps it.
+ * Context: mmap_lock held, or i_mmap_rwsem for a truncation.
  */
 void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		   unsigned long end)
@@ -1079,30 +909,34 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 	struct mm_struct *mm = vma->vm_mm;
 	struct uprobe_bp_table *t;
 
-	/*
-	 * Only where a breakpoint can be (what vma_probeable() tests never
-	 * changes for a VMA): the table scan is not free.  An mm without
-	 * users is being torn down, table and all.
-	 */
+	/* An mm without users is being torn down, table and all. */
 	if (start >= end || !vma_probeable(vma) || !atomic_read(&mm->mm_users))
 		return;
+	lockdep_assert(lockdep_is_held(&mm->mmap_lock) ||
+		       lockdep_is_held(&vma->vm_file->f_mapping->i_mmap_rwsem));
 	/* A truncation may race with uprobe_clear_state(): see there. */
 	rcu_read_lock();
-	t = bp_table(mm);
+	t = uprobe_mm_bpt(mm);
 	uprobe_debug_delay(UPROBE_DELAY_MUNMAP);
 	if (!t || READ_ONCE(t->dropping) == current)
 		goto out;
-	bp_table_erase_range(t, start, end);
-	refctr_on_munmap(t, start, end);
+	uprobe_bpt_erase_range(t, start, end);
+	uprobe_refctr_on_munmap(t, start, end);
 out:
 	rcu_read_unlock();
 }
 
+/**
+ * uprobe_start_dup_mmap - fork starts copying an mm: walks wait
+ */
 void uprobe_start_dup_mmap(void)
 {
 	down_read(&dup_mmap_sem);
 }
 
+/**
+ * uprobe_end_dup_mmap - fork is done copying an mm
+ */
 void uprobe_end_dup_mmap(void)
 {
 	up_read(&dup_mmap_sem);
@@ -1118,58 +952,53 @@ static bool vma_copied(unsigned long vaddr, void *arg)
 
 /**
  * uprobe_dup_mmap - give a forked mm its parent's breakpoint state
- * @oldmm: the parent's mm, mmap_lock held for write
+ * @oldmm: the parent's mm
  * @newmm: the child's, not yet visible
  *
- * dup_mmap() copies the pages holding the breakpoints; this copies the
- * table entries of the VMAs it copies, the pending SDT updates and the XOL
- * area.  Entries that do not make it (no memory) are found again by the
- * hit path's slow lookup.
+ * Entries lost for lack of memory are found again by the slow lookup.
+ *
+ * Context: @oldmm's mmap_lock held for write.
  */
 void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
-	struct uprobe_bp_table *old = bp_table(oldmm), *new;
+	struct uprobe_bp_table *old = uprobe_mm_bpt(oldmm), *new;
 
+	mmap_assert_write_locked(oldmm);
 	if (!test_bit(MMF_HAS_UPROBES, &oldmm->flags))
 		return;
 	set_bit(MMF_HAS_UPROBES, &newmm->flags);
 	xol_dup_area(oldmm, newmm);
-	uprobe_jump_dup(oldmm, newmm);
 	if (!old)
 		return;
-	new = bp_table_create(newmm);
+	new = uprobe_bpt_create(newmm);
 	if (!new)
 		return;
-	bp_table_dup(new, old, vma_copied, oldmm);
-	refctr_on_dup(new, old, vma_copied, oldmm);
+	uprobe_bpt_dup(new, old, vma_copied, oldmm);
+	uprobe_refctr_on_dup(new, old, vma_copied, oldmm);
 }
 
-static void bp_table_free_rcu(struct rcu_head *rcu)
+static void uprobe_bpt_free_rcu(struct rcu_head *rcu)
 {
 	struct uprobe_bp_table *t = container_of(rcu, struct uprobe_bp_table, rcu);
 
-	refctr_free_all(t);
-	bp_table_free(t);
+	uprobe_refctr_free_all(t);
+	uprobe_bpt_free(t);
 }
 
 /**
  * uprobe_clear_state - free an mm's uprobes state
  * @mm: the mm, without users any more
  *
- * __mmput() calls this before exit_mmap(), and a failed fork or exec
- * drops an mm whose VMAs are linked too: until they are unlinked, a
- * truncation of their file (unmap_mapping_range(), under i_mmap_rwsem
- * only) calls uprobe_munmap() on them.  The table is unpublished here and
- * freed after an RCU grace period, which outlasts every such call.
+ * The table is freed after an RCU grace period: until the VMAs are
+ * unlinked, a truncation may still call uprobe_munmap() on them.
  */
 void uprobe_clear_state(struct mm_struct *mm)
 {
-	struct uprobe_bp_table *t = bp_table(mm);
+	struct uprobe_bp_table *t = uprobe_mm_bpt(mm);
 
 	xol_free_area(mm);
-	uprobe_jump_free(mm);
 	if (!t)
 		return;
 	WRITE_ONCE(mm->uprobes_state.bp_table, NULL);
-	call_rcu(&t->rcu, bp_table_free_rcu);
+	call_rcu(&t->rcu, uprobe_bpt_free_rcu);
 }

@@ -49,60 +49,13 @@ static void insert_refuses_duplicate_key(struct kunit *test)
 	KUNIT_EXPECT_NULL(test, uprobe_tree_search(&root, inode_a, 0x101));
 }
 
-/* In order whatever the hint: the tree then looks as if built by descents. */
-static void insert_near_keeps_order_and_finds_duplicates(struct kunit *test)
-{
-	struct rb_root root = RB_ROOT;
-	struct uprobe *u[40], *prev = NULL, *dup;
-	struct rb_node *node;
-	unsigned int i, n = 0;
-	loff_t last = -1;
-
-	/* Ascending from the previous, then descending from the previous. */
-	for (i = 0; i < 20; i++) {
-		u[i] = fake_uprobe(test, inode_a, 0x1000 + 0x10 * i);
-		KUNIT_EXPECT_NULL(test, uprobe_tree_insert_near(&root, u[i], prev));
-		prev = u[i];
-	}
-	for (i = 20, prev = NULL; i < 30; i++) {
-		u[i] = fake_uprobe(test, inode_a, 0x1000 - 0x10 * (i - 19));
-		KUNIT_EXPECT_NULL(test, uprobe_tree_insert_near(&root, u[i], prev));
-		prev = u[i];
-	}
-	/* Hints far from the new key, and keys of other files. */
-	for (i = 30; i < 40; i++) {
-		u[i] = fake_uprobe(test, i & 1 ? inode_b : inode_a,
-				   0x1008 + 0x20 * (i - 30));
-		KUNIT_EXPECT_NULL(test, uprobe_tree_insert_near(&root, u[i],
-								u[(i * 7) % 30]));
-	}
-	/* A key already there is found next to the hint or by the descent. */
-	dup = fake_uprobe(test, inode_a, 0x1010);
-	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[0]), u[1]);
-	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[2]), u[1]);
-	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[1]), u[1]);
-	KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_insert_near(&root, dup, u[25]), u[1]);
-
-	for (node = rb_first(&root); node; node = rb_next(node)) {
-		struct uprobe *x = rb_entry(node, struct uprobe, rb_node);
-
-		if (x->inode != inode_a)
-			continue;
-		KUNIT_EXPECT_GT(test, x->offset, last);
-		last = x->offset;
-		n++;
-	}
-	KUNIT_EXPECT_EQ(test, n, 35U);
-	for (i = 0; i < 40; i++)
-		KUNIT_EXPECT_PTR_EQ(test, uprobe_tree_search(&root, u[i]->inode,
-							     u[i]->offset), u[i]);
-}
-
 /* What uprobe_mmap() relies on: one file's probes in a range, in order. */
 static void range_walk_stays_in_file_and_range(struct kunit *test)
 {
 	static const loff_t offs[] = { 0x50, 0x1000, 0x1004, 0x1fff, 0x2000, 0x3000 };
 	struct rb_root root = RB_ROOT;
+	struct uprobe_range r = { inode_a, 0x1000, 0x2000 };
+	struct uprobe_range past = { inode_a, 0x3001, 0x9000 };
 	loff_t seen[ARRAY_SIZE(offs)];
 	unsigned int i, n = 0;
 	struct rb_node *node;
@@ -113,8 +66,8 @@ static void range_walk_stays_in_file_and_range(struct kunit *test)
 	for (i = ARRAY_SIZE(offs); i-- > 0;)
 		uprobe_tree_insert(&root, fake_uprobe(test, inode_a, offs[i]));
 
-	for (node = uprobe_tree_first(&root, inode_a, 0x1000);
-	     node && uprobe_in_range(node, inode_a, 0x2000); node = rb_next(node))
+	for (node = rb_find_first(&r, &root, uprobe_range_cmp); node;
+	     node = rb_next_match(&r, node, uprobe_range_cmp))
 		seen[n++] = rb_entry(node, struct uprobe, rb_node)->offset;
 
 	KUNIT_ASSERT_EQ(test, n, 3U);
@@ -122,9 +75,8 @@ static void range_walk_stays_in_file_and_range(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, seen[1], (loff_t)0x1004);
 	KUNIT_EXPECT_EQ(test, seen[2], (loff_t)0x1fff);
 
-	/* A range past the file's last probe finds nothing of this file. */
-	node = uprobe_tree_first(&root, inode_a, 0x3001);
-	KUNIT_EXPECT_TRUE(test, !node || !uprobe_in_range(node, inode_a, 0x9000));
+	/* A range past the file's last probe finds nothing. */
+	KUNIT_EXPECT_NULL(test, rb_find_first(&past, &root, uprobe_range_cmp));
 }
 
 static void slots_are_taken_lowest_first_until_full(struct kunit *test)
@@ -172,13 +124,13 @@ static void plain_return_pops_only_its_frame(struct kunit *test)
 	outer = push_ri(test, &utask, 0x8000, false);
 	inner = push_ri(test, &utask, 0x7f00, false);
 
-	dead = ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
+	dead = uprobe_ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
 	KUNIT_EXPECT_PTR_EQ(test, dead, inner);
-	KUNIT_EXPECT_PTR_EQ(test, ri_returning_chain(dead), inner);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_ri_returning_chain(dead), inner);
 	KUNIT_EXPECT_PTR_EQ(test, utask.return_instances, outer);
 	KUNIT_EXPECT_EQ(test, utask.depth, 1U);
-	ri_free_list(dead, false);
-	ri_free_list(utask.return_instances, false);
+	uprobe_ri_free_list(dead, false);
+	uprobe_ri_free_list(utask.return_instances, false);
 }
 
 static void longjmp_past_frames_drops_them(struct kunit *test)
@@ -192,14 +144,14 @@ static void longjmp_past_frames_drops_them(struct kunit *test)
 	push_ri(test, &utask, 0x7d00, false);	/* ... after a longjmp out of these */
 	push_ri(test, &utask, 0x7c00, false);
 
-	dead = ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
+	dead = uprobe_ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
 	KUNIT_ASSERT_NOT_NULL(test, dead);
-	KUNIT_EXPECT_PTR_EQ(test, ri_returning_chain(dead), mid);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_ri_returning_chain(dead), mid);
 	KUNIT_EXPECT_NULL(test, mid->next);
 	KUNIT_EXPECT_PTR_EQ(test, utask.return_instances, outer);
 	KUNIT_EXPECT_EQ(test, utask.depth, 1U);
-	ri_free_list(dead, false);
-	ri_free_list(utask.return_instances, false);
+	uprobe_ri_free_list(dead, false);
+	uprobe_ri_free_list(utask.return_instances, false);
 }
 
 static void tail_call_chain_returns_together(struct kunit *test)
@@ -212,12 +164,12 @@ static void tail_call_chain_returns_together(struct kunit *test)
 	b = push_ri(test, &utask, 0x7f00, true);	/* a tail-called b */
 	c = push_ri(test, &utask, 0x7e00, false);	/* b called c, longjmp'd out */
 
-	dead = ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
+	dead = uprobe_ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp);
 	KUNIT_EXPECT_PTR_EQ(test, dead, c);
-	KUNIT_EXPECT_PTR_EQ(test, ri_returning_chain(dead), b);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_ri_returning_chain(dead), b);
 	KUNIT_EXPECT_NULL(test, utask.return_instances);
 	KUNIT_EXPECT_EQ(test, utask.depth, 0U);
-	ri_free_list(dead, false);
+	uprobe_ri_free_list(dead, false);
 }
 
 static void return_matching_no_frame_pops_nothing(struct kunit *test)
@@ -226,9 +178,9 @@ static void return_matching_no_frame_pops_nothing(struct kunit *test)
 	unsigned long sp = 0x1000;	/* another stack, below every frame */
 
 	push_ri(test, &utask, 0x8000, false);
-	KUNIT_EXPECT_NULL(test, ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp));
+	KUNIT_EXPECT_NULL(test, uprobe_ri_pop_dead(&utask, alive_if_at_or_above_sp, &sp));
 	KUNIT_EXPECT_EQ(test, utask.depth, 1U);
-	ri_free_list(utask.return_instances, false);
+	uprobe_ri_free_list(utask.return_instances, false);
 }
 
 /*
@@ -250,11 +202,11 @@ static struct return_instance *call_once(struct kunit *test,
 					 struct uprobe_task *utask,
 					 struct uprobe *u)
 {
-	struct return_instance *ri = ri_get(utask, u);
+	struct return_instance *ri = uprobe_ri_get(utask, u);
 
 	KUNIT_ASSERT_NOT_NULL(test, ri);
 	KUNIT_EXPECT_PTR_EQ(test, ri->uprobe, u);
-	ri_recycle(utask, ri);
+	uprobe_ri_recycle(utask, ri);
 	return ri;
 }
 
@@ -308,9 +260,9 @@ static void cached_dead_probe_reference_goes_at_next_hit(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), RB + 1);
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, 2U);
 	/* A dead probe's instance is recycled without it. */
-	rb = ri_get(&utask, c);
+	rb = uprobe_ri_get(&utask, c);
 	set_bit(UPROBE_F_DEAD, &c->flags);
-	ri_recycle(&utask, rb);
+	uprobe_ri_recycle(&utask, rb);
 	KUNIT_EXPECT_EQ(test, refcount_read(&c->ref), RB);
 	KUNIT_EXPECT_NULL(test, rb->uprobe);
 	uprobe_free_returns(&utask);
@@ -341,7 +293,7 @@ static void return_cache_miss_prefers_a_dead_probe_s_instance(struct kunit *test
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, 3U);
 
 	refcount_set(&gone->ref, 0);
-	KUNIT_EXPECT_NULL(test, ri_get(&utask, gone));
+	KUNIT_EXPECT_NULL(test, uprobe_ri_get(&utask, gone));
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, 3U);
 	uprobe_free_returns(&utask);
 	for (i = 0; i < 4; i++)
@@ -372,13 +324,13 @@ static void full_return_cache_gives_way_least_recent_first(struct kunit *test)
 
 	/* Nested calls: every instance out, then one return too many. */
 	for (i = 0; i <= RI_CACHE_MAX; i++) {
-		ri[i] = ri_get(&utask, u[i]);
+		ri[i] = uprobe_ri_get(&utask, u[i]);
 		KUNIT_ASSERT_NOT_NULL(test, ri[i]);
 	}
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, 0U);
 	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), RB + 1);
 	for (i = RI_CACHE_MAX; i >= 0; i--)
-		ri_recycle(&utask, ri[i]);
+		uprobe_ri_recycle(&utask, ri[i]);
 	KUNIT_EXPECT_EQ(test, utask.ri_cached, (unsigned int)RI_CACHE_MAX);
 	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), RB);
 	uprobe_free_returns(&utask);
@@ -401,7 +353,7 @@ static struct uprobe_bp_table *new_table(struct kunit *test)
 	struct uprobe_bp_table *t = kmalloc(sizeof(*t), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	bp_table_init(t);
+	uprobe_bpt_init(t);
 	return t;
 }
 
@@ -421,7 +373,7 @@ static void table_finds_every_entry_through_growth(struct kunit *test)
 		unsigned long va = base + (i % 3 == 0 ? i : i % 3 == 1 ?
 					   i * PAGE_SIZE : i << 20);
 
-		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, u[i % 3]), 0);
+		KUNIT_ASSERT_EQ(test, uprobe_bpt_add(t, va, u[i % 3]), 0);
 	}
 	KUNIT_EXPECT_EQ(test, t->live, 3000U);
 	KUNIT_EXPECT_EQ(test, refcount_read(&u[0]->ref), 1 + 1000);
@@ -429,11 +381,11 @@ static void table_finds_every_entry_through_growth(struct kunit *test)
 		unsigned long va = base + (i % 3 == 0 ? i : i % 3 == 1 ?
 					   i * PAGE_SIZE : i << 20);
 
-		KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, va), u[i % 3]);
+		KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, va), u[i % 3]);
 	}
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, base + 1));
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, base - 1));
-	bp_table_free(t);
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, base + 1));
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, base - 1));
+	uprobe_bpt_free(t);
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), 1);
 }
@@ -446,30 +398,30 @@ static void table_add_set_erase(struct kunit *test)
 	unsigned long va;
 
 	for (va = 0x1000; va < 0x1000 + 64; va++)
-		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, a), 0);
-	KUNIT_EXPECT_EQ(test, bp_table_add(t, 0x1010, b), -EEXIST);
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1010), a);
-	KUNIT_EXPECT_EQ(test, bp_table_set(t, 0x1010, b), 0);
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1010), b);
+		KUNIT_ASSERT_EQ(test, uprobe_bpt_add(t, va, a), 0);
+	KUNIT_EXPECT_EQ(test, uprobe_bpt_add(t, 0x1010, b), -EEXIST);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x1010), a);
+	KUNIT_EXPECT_EQ(test, uprobe_bpt_set(t, 0x1010, b), 0);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x1010), b);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 63);
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1 + 1);
 
 	/* Every other one out: the rest still found past the dead slots. */
 	for (va = 0x1000; va < 0x1000 + 64; va += 2)
-		bp_table_erase(t, va);
-	bp_table_erase(t, 0x9999);	/* absent: nothing happens */
+		uprobe_bpt_erase(t, va);
+	uprobe_bpt_erase(t, 0x9999);	/* absent: nothing happens */
 	for (va = 0x1000; va < 0x1000 + 64; va++)
-		KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, va),
+		KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, va),
 				    va & 1 ? a : NULL);
 	KUNIT_EXPECT_EQ(test, t->live, 32U);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 32);
 	/* Dead slots are reused without duplicates. */
 	for (va = 0x1000; va < 0x1000 + 64; va++)
-		bp_table_add(t, va, b);
+		uprobe_bpt_add(t, va, b);
 	KUNIT_EXPECT_EQ(test, t->live, 64U);
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1001), a);
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1002), b);
-	bp_table_free(t);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x1001), a);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x1002), b);
+	uprobe_bpt_free(t);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
 }
@@ -482,44 +434,44 @@ static void table_claim_and_release(struct kunit *test)
 	unsigned long va, n;
 	int ret;
 
-	bp_table_lock(t);
+	uprobe_bpt_lock(t);
 	/* No array yet: the caller must make room outside the lock. */
-	KUNIT_EXPECT_EQ(test, bp_table_claim_locked(t, 0x1000, a), -ENOSPC);
-	bp_table_unlock(t);
-	KUNIT_ASSERT_EQ(test, bp_table_prepare(t, 40), 0);
+	KUNIT_EXPECT_EQ(test, uprobe_bpt_claim_locked(t, 0x1000, a), -ENOSPC);
+	uprobe_bpt_unlock(t);
+	KUNIT_ASSERT_EQ(test, uprobe_bpt_prepare(t, 40), 0);
 
-	bp_table_lock(t);
+	uprobe_bpt_lock(t);
 	/* Room for the 40 asked at least, then a refusal, never a growth. */
-	for (va = 0x1000; (ret = bp_table_claim_locked(t, va, a)) == 0; va++)
+	for (va = 0x1000; (ret = uprobe_bpt_claim_locked(t, va, a)) == 0; va++)
 		;
 	n = va - 0x1000;
 	KUNIT_EXPECT_EQ(test, ret, -ENOSPC);
 	KUNIT_EXPECT_GE(test, n, 40UL);
 	KUNIT_EXPECT_EQ(test, t->live, n);
 	/* Already there: nothing changes, no reference taken. */
-	KUNIT_EXPECT_EQ(test, bp_table_claim_locked(t, 0x1000, a), 1);
+	KUNIT_EXPECT_EQ(test, uprobe_bpt_claim_locked(t, 0x1000, a), 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + n);
 	/* Another probe's entry is replaced, its reference dropped. */
-	KUNIT_EXPECT_EQ(test, bp_table_claim_locked(t, 0x1001, b), 2);
+	KUNIT_EXPECT_EQ(test, uprobe_bpt_claim_locked(t, 0x1001, b), 2);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + n - 1);
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1 + 1);
 
 	/* b is live: a's walk must leave b's entry. */
-	KUNIT_EXPECT_FALSE(test, bp_table_release_locked(t, 0x1001, a));
-	KUNIT_EXPECT_TRUE(test, bp_table_release_locked(t, 0x1002, a));
-	KUNIT_EXPECT_TRUE(test, bp_table_release_locked(t, 0x9999, a));
+	KUNIT_EXPECT_FALSE(test, uprobe_bpt_release_locked(t, 0x1001, a));
+	KUNIT_EXPECT_TRUE(test, uprobe_bpt_release_locked(t, 0x1002, a));
+	KUNIT_EXPECT_TRUE(test, uprobe_bpt_release_locked(t, 0x9999, a));
 	/* A retired owner's entry goes with whoever walks there. */
 	set_bit(UPROBE_F_DEAD, &b->flags);
-	KUNIT_EXPECT_TRUE(test, bp_table_release_locked(t, 0x1001, a));
-	bp_table_unlock(t);
+	KUNIT_EXPECT_TRUE(test, uprobe_bpt_release_locked(t, 0x1001, a));
+	uprobe_bpt_unlock(t);
 
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x1001));
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x1002));
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x1003), a);
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, 0x1001));
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, 0x1002));
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x1003), a);
 	KUNIT_EXPECT_EQ(test, t->live, n - 2);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + n - 2);
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1);
-	bp_table_free(t);
+	uprobe_bpt_free(t);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
 }
 
@@ -531,18 +483,18 @@ static void table_erase_range_is_half_open(struct kunit *test)
 	unsigned long va;
 
 	for (va = 0x10000; va < 0x10000 + 8 * PAGE_SIZE; va += PAGE_SIZE / 4)
-		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, a), 0);
-	KUNIT_ASSERT_EQ(test, bp_table_add(t, 0x12fff, a), 0);
-	bp_table_erase_range(t, 0x12000, 0x14000);
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x12400));
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x11c00), a);
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x12000));
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x12fff));
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(t, 0x13c00));
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x14000), a);
+		KUNIT_ASSERT_EQ(test, uprobe_bpt_add(t, va, a), 0);
+	KUNIT_ASSERT_EQ(test, uprobe_bpt_add(t, 0x12fff, a), 0);
+	uprobe_bpt_erase_range(t, 0x12000, 0x14000);
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, 0x12400));
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x11c00), a);
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, 0x12000));
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, 0x12fff));
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, 0x13c00));
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x14000), a);
 	KUNIT_EXPECT_EQ(test, t->live, 32U - 8);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 24);
-	bp_table_free(t);
+	uprobe_bpt_free(t);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
 }
 
@@ -559,24 +511,23 @@ static void table_dup_copies_what_is_kept(struct kunit *test)
 	unsigned long va;
 
 	for (va = 0x1000; va < 0x9000; va += 0x100)
-		KUNIT_ASSERT_EQ(test, bp_table_add(t, va, a), 0);
-	bp_table_erase(t, 0x1100);
-	KUNIT_ASSERT_EQ(test, bp_table_dup(c, t, keep_below_0x5000, NULL), 0);
+		KUNIT_ASSERT_EQ(test, uprobe_bpt_add(t, va, a), 0);
+	uprobe_bpt_erase(t, 0x1100);
+	KUNIT_ASSERT_EQ(test, uprobe_bpt_dup(c, t, keep_below_0x5000, NULL), 0);
 	KUNIT_EXPECT_EQ(test, c->live, 0x40U - 1);
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(c, 0x4f00), a);
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(c, 0x1100));
-	KUNIT_EXPECT_NULL(test, bp_table_lookup(c, 0x5000));
-	KUNIT_EXPECT_PTR_EQ(test, bp_table_lookup(t, 0x5000), a);
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(c, 0x4f00), a);
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(c, 0x1100));
+	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(c, 0x5000));
+	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(t, 0x5000), a);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 0x80 - 1 + 0x40 - 1);
-	bp_table_free(c);
-	bp_table_free(t);
+	uprobe_bpt_free(c);
+	uprobe_bpt_free(t);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
 }
 
 static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(key_order_is_inode_then_offset),
 	KUNIT_CASE(insert_refuses_duplicate_key),
-	KUNIT_CASE(insert_near_keeps_order_and_finds_duplicates),
 	KUNIT_CASE(range_walk_stays_in_file_and_range),
 	KUNIT_CASE(slots_are_taken_lowest_first_until_full),
 	KUNIT_CASE(plain_return_pops_only_its_frame),

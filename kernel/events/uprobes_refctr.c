@@ -2,23 +2,16 @@
 /*
  * uprobes: SDT semaphores.
  *
- * A probe registered with a ref_ctr_offset names a 16-bit counter in the
- * probed file's data (the "semaphore" of a USDT probe built with one):
- * the program tests it and prepares the probe's arguments only when it
- * is not zero.  Each breakpoint of the probe written in an mm adds one to
- * the counter in that mm's private, writable mapping of the file, and
- * each taken out subtracts one; the page is the program's own
- * copy-on-write data page, written as ptrace would.
+ * A probe's ref_ctr_offset names a 16-bit counter in the file's data that
+ * the program tests before preparing the probe's arguments.  Each
+ * breakpoint written in an mm adds one to the counter in that mm's
+ * writable private mapping, written as ptrace would; each removed
+ * subtracts one.
  *
- * The counter may not be mapped yet when the breakpoint is written: an ELF
- * loader maps the whole file read-only first and the data segment over it
- * after.  Such a breakpoint is recorded in the mm's table as pending and
- * counted when a writable mapping of the counter appears (refctr_on_mmap),
- * or forgotten when its range is unmapped first.
- *
- * Locking: the callers hold the mm's mmap_lock for write, except
- * refctr_on_munmap(), which a truncation calls under i_mmap_rwsem only;
- * the pending list has its own spinlock for that reason.
+ * An ELF loader maps the file read-only first and the data segment over
+ * it after: a breakpoint written before the counter is mapped waits in
+ * the table's pending list, and is counted by uprobe_refctr_on_mmap() or
+ * forgotten when its range is unmapped first.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -37,22 +30,12 @@ struct refctr_pending {
 	unsigned long		vaddr;	/* of the breakpoint */
 };
 
-static loff_t vma_file_start(struct vm_area_struct *vma)
-{
-	return (loff_t)vma->vm_pgoff << PAGE_SHIFT;
-}
-
-static loff_t vma_file_end(struct vm_area_struct *vma)
-{
-	return vma_file_start(vma) + (vma->vm_end - vma->vm_start);
-}
-
-/* @vma maps the probe's file over its semaphore, whatever its protection. */
+/* Does @vma map the probe's file over its semaphore, however protected? */
 static bool vma_covers_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
 {
 	return vma->vm_file && probe_inode_is(uprobe, file_inode(vma->vm_file)) &&
-	       uprobe->ref_ctr_offset >= vma_file_start(vma) &&
-	       uprobe->ref_ctr_offset < vma_file_end(vma);
+	       uprobe->ref_ctr_offset >= vaddr_to_offset(vma, vma->vm_start) &&
+	       uprobe->ref_ctr_offset < vaddr_to_offset(vma, vma->vm_end);
 }
 
 static bool vma_holds_refctr(struct vm_area_struct *vma, struct uprobe *uprobe)
@@ -101,7 +84,7 @@ static int refctr_add(struct uprobe *uprobe, struct vm_area_struct *vma,
 	return err;
 }
 
-/* The data segment is not mapped yet: uprobe_mmap() will count it. */
+/* Keep the breakpoint at @vaddr pending, once. */
 static void refctr_wait(struct uprobe *uprobe, struct uprobe_bp_table *t,
 			unsigned long vaddr)
 {
@@ -109,8 +92,8 @@ static void refctr_wait(struct uprobe *uprobe, struct uprobe_bp_table *t,
 
 	p = kmalloc(sizeof(*p), GFP_KERNEL);
 	if (!p)
-		return;	/* the semaphore stays at 0: the probe's site is skipped */
-	p->uprobe = get_uprobe(uprobe);
+		return;	/* uncounted: the program skips the probe's site */
+	p->uprobe = uprobe_get(uprobe);
 	p->vaddr = vaddr;
 	spin_lock(&t->pending_lock);
 	list_for_each_entry(q, &t->refctr_pending, node)
@@ -121,26 +104,33 @@ static void refctr_wait(struct uprobe *uprobe, struct uprobe_bp_table *t,
 	return;
 dup:
 	spin_unlock(&t->pending_lock);
-	put_uprobe(p->uprobe);
+	uprobe_put(p->uprobe);
 	kfree(p);
 }
 
-/*
- * A breakpoint of @uprobe was written at @vaddr of @mm: count it in the
- * semaphore, or keep it pending until the semaphore is mapped.
+/**
+ * uprobe_refctr_on_install - count a breakpoint just written
+ * @uprobe: its probe
+ * @mm: the mm
+ * @t: @mm's table
+ * @vaddr: the breakpoint's address
+ *
+ * Context: @mm's mmap_lock held for write.
  */
-void refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
-		       struct uprobe_bp_table *t, unsigned long vaddr)
+void uprobe_refctr_on_install(struct uprobe *uprobe, struct mm_struct *mm,
+			      struct uprobe_bp_table *t, unsigned long vaddr)
 {
-	struct vm_area_struct *vma = refctr_vma(uprobe, mm);
+	struct vm_area_struct *vma;
 
+	mmap_assert_write_locked(mm);
+	vma = refctr_vma(uprobe, mm);
 	if (vma)
 		refctr_add(uprobe, vma, 1);
 	else
 		refctr_wait(uprobe, t, vaddr);
 }
 
-/* The semaphore's page is a private copy: made so by a count, if any. */
+/* Is the semaphore's page a private copy (so counted already)? */
 static bool refctr_page_private(struct uprobe *uprobe, struct mm_struct *mm)
 {
 	struct vm_area_struct *vma;
@@ -160,19 +150,23 @@ static bool refctr_page_private(struct uprobe *uprobe, struct mm_struct *mm)
 	return anon;
 }
 
-/*
- * A breakpoint of ours found in place with no table entry: a split re-made
- * its mapping (uprobe_munmap() of the whole VMA, then uprobe_mmap() of
- * each part), which forgot the entry and any count still waiting for the
- * semaphore.  A loader that maps a whole library, then its data segment
- * over the tail, does that.  A semaphore mapped writable, or in a private
- * copy (a mapping made read-only since), was counted when the breakpoint
- * or the semaphore came; one only in the file's page (the loader's first
- * mapping of the whole file) or not mapped at all waits again.
+/**
+ * uprobe_refctr_on_refind - a breakpoint found in place without an entry
+ * @uprobe: its probe
+ * @mm: the mm
+ * @t: @mm's table
+ * @vaddr: the breakpoint's address
+ *
+ * A split re-made the mapping (uprobe_munmap(), then uprobe_mmap() of each
+ * part), forgetting any pending count.  A semaphore mapped writable, or
+ * in a private copy, was counted; otherwise the count waits again.
+ *
+ * Context: @mm's mmap_lock held for write.
  */
-void refctr_on_refind(struct uprobe *uprobe, struct mm_struct *mm,
-		      struct uprobe_bp_table *t, unsigned long vaddr)
+void uprobe_refctr_on_refind(struct uprobe *uprobe, struct mm_struct *mm,
+			     struct uprobe_bp_table *t, unsigned long vaddr)
 {
+	mmap_assert_write_locked(mm);
 	if (!refctr_vma(uprobe, mm) && !refctr_page_private(uprobe, mm))
 		refctr_wait(uprobe, t, vaddr);
 }
@@ -182,15 +176,12 @@ static void refctr_pending_free_list(struct list_head *list)
 	struct refctr_pending *p, *tmp;
 
 	list_for_each_entry_safe(p, tmp, list, node) {
-		put_uprobe(p->uprobe);
+		uprobe_put(p->uprobe);
 		kfree(p);
 	}
 }
 
-/*
- * Move the pending records of @t that @match accepts to @out.  Context:
- * any; the caller frees or applies them outside the lock.
- */
+/* Move the pending records of @t that @match accepts to @out. */
 static void refctr_pending_take(struct uprobe_bp_table *t, struct list_head *out,
 				bool (*match)(struct refctr_pending *p, void *arg),
 				void *arg)
@@ -224,16 +215,25 @@ static bool pending_key_match(struct refctr_pending *p, void *arg)
 	return true;
 }
 
-/* The breakpoint at @vaddr was taken out: uncount it, or forget it. */
-void refctr_on_remove(struct uprobe *uprobe, struct mm_struct *mm,
-		      struct uprobe_bp_table *t, unsigned long vaddr)
+/**
+ * uprobe_refctr_on_remove - uncount a breakpoint just taken out
+ * @uprobe: its probe
+ * @mm: the mm
+ * @t: @mm's table, or NULL
+ * @vaddr: the breakpoint's address
+ *
+ * Context: @mm's mmap_lock held for write.
+ */
+void uprobe_refctr_on_remove(struct uprobe *uprobe, struct mm_struct *mm,
+			     struct uprobe_bp_table *t, unsigned long vaddr)
 {
 	struct pending_key k = { .uprobe = uprobe, .start = vaddr,
 				 .end = vaddr + 1, .one = true };
 	struct vm_area_struct *vma;
 	LIST_HEAD(gone);
 
-	/* Never counted: just forget it. */
+	mmap_assert_write_locked(mm);
+	/* Still pending: never counted. */
 	if (t)
 		refctr_pending_take(t, &gone, pending_key_match, &k);
 	if (k.found) {
@@ -253,18 +253,18 @@ static bool pending_in_vma(struct refctr_pending *p, void *arg)
 }
 
 /**
- * refctr_on_mmap - count the breakpoints waiting for a new mapping
- * @vma: a VMA just mapped; only a writable private one of a file holds
- *	semaphores
+ * uprobe_refctr_on_mmap - count the breakpoints waiting for a new mapping
+ * @vma: a VMA just mapped
  *
- * Context: mmap_lock held for write.
+ * Context: @vma's mmap_lock held for write.
  */
-void refctr_on_mmap(struct vm_area_struct *vma)
+void uprobe_refctr_on_mmap(struct vm_area_struct *vma)
 {
-	struct uprobe_bp_table *t = bp_table(vma->vm_mm);
+	struct uprobe_bp_table *t = uprobe_mm_bpt(vma->vm_mm);
 	struct refctr_pending *p;
 	LIST_HEAD(ready);
 
+	mmap_assert_write_locked(vma->vm_mm);
 	if (!t || (vma->vm_flags & (VM_WRITE | VM_SHARED)) != VM_WRITE)
 		return;
 	refctr_pending_take(t, &ready, pending_in_vma, vma);
@@ -275,18 +275,15 @@ void refctr_on_mmap(struct vm_area_struct *vma)
 }
 
 /**
- * refctr_on_munmap - forget the pending counts of a range being unmapped
+ * uprobe_refctr_on_munmap - forget the pending counts of a range being unmapped
  * @t: the mm's table
  * @start: first address of the range
  * @end: address past it
  *
- * A breakpoint unmapped before its semaphore was mapped was never
- * counted: an ELF loader maps the whole file first, then trims it.
- *
- * Context: as uprobe_munmap().
+ * Context: as uprobe_munmap(); takes @t's pending_lock.
  */
-void refctr_on_munmap(struct uprobe_bp_table *t, unsigned long start,
-		      unsigned long end)
+void uprobe_refctr_on_munmap(struct uprobe_bp_table *t, unsigned long start,
+			     unsigned long end)
 {
 	struct pending_key k = { .start = start, .end = end };
 	LIST_HEAD(gone);
@@ -296,20 +293,21 @@ void refctr_on_munmap(struct uprobe_bp_table *t, unsigned long start,
 }
 
 /**
- * refctr_on_dup - copy the pending counts a forked mm inherits
+ * uprobe_refctr_on_dup - copy the pending counts a forked mm inherits
  * @new: the child's table
  * @old: the parent's
  * @keep: whether the child has the breakpoint at an address
  * @arg: for @keep
  *
- * Only those of live probes whose breakpoint the child has.  Records
- * that do not make it (no memory) leave the child's semaphore uncounted:
- * the probe's site is then skipped by the program, never mis-counted.
+ * Only those of live probes whose breakpoint the child has.  Without
+ * memory, the child's semaphore stays uncounted, never miscounted.
  *
- * Context: the parent's mmap_lock held for write; does not sleep.
+ * Context: does not sleep.
  */
-void refctr_on_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
-		   bool (*keep)(unsigned long vaddr, void *arg), void *arg)
+void uprobe_refctr_on_dup(struct uprobe_bp_table *new,
+			  struct uprobe_bp_table *old,
+			  bool (*keep)(unsigned long vaddr, void *arg),
+			  void *arg)
 {
 	struct refctr_pending *p, *q;
 
@@ -321,7 +319,7 @@ void refctr_on_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
 		q = kmalloc(sizeof(*q), GFP_NOWAIT | __GFP_NOWARN);
 		if (!q)
 			break;
-		q->uprobe = get_uprobe(p->uprobe);
+		q->uprobe = uprobe_get(p->uprobe);
 		q->vaddr = p->vaddr;
 		list_add_tail(&q->node, &new->refctr_pending);
 	}
@@ -329,10 +327,10 @@ void refctr_on_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
 }
 
 /**
- * refctr_free_all - drop a table's pending counts
+ * uprobe_refctr_free_all - drop a table's pending counts
  * @t: a table nobody can reach any more
  */
-void refctr_free_all(struct uprobe_bp_table *t)
+void uprobe_refctr_free_all(struct uprobe_bp_table *t)
 {
 	refctr_pending_free_list(&t->refctr_pending);
 }

@@ -2,56 +2,20 @@
 /*
  * uprobes: return probes.
  *
- * At the entry hit of a probe with a ret_handler, the architecture swaps
- * the return address on the user stack for a trampoline in the XOL area
- * and the core pushes a struct return_instance on the thread's list: the
- * real return address and the stack pointer at entry.  When the function
- * returns it lands in the trampoline, which enters the kernel; the core
- * pops the instance, runs the ret_handlers with regs->ip already at the
- * real return address, and the thread goes on from there.
+ * At the entry hit, the return address is swapped for a trampoline in the
+ * XOL area and a struct return_instance is pushed on the thread's list,
+ * deepest first.  The return lands in the trampoline: the instance is
+ * popped and the ret_handlers run with ip at the real return address.
+ * Frames left without a return (longjmp) are told by their stack pointers
+ * and dropped unhandled.  A tail call finds the trampoline as return
+ * address: its instance is chained to the previous one.  At most
+ * MAX_URETPROBE_DEPTH returns are pending per thread; deeper ones are
+ * not probed.
  *
- * There are two trampolines.  Slot 0 is a breakpoint, and works for every
- * task.  Where the architecture provides one, slot 1 enters the kernel by
- * a syscall, which costs less than a trap; it is used for the tasks that
- * arch_uretprobe_may_use_syscall() approves (on x86, 64-bit tasks whose
- * syscalls nobody intercepts), and falls back to a breakpoint of its own
- * when the syscall was not let through.
- *
- * The list is ordered by stack depth, most recent (deepest) first.  Frames
- * a program leaves without returning (longjmp, exceptions, siglongjmp out
- * of a handler) are found by comparing stack pointers, through
- * arch_uretprobe_is_alive():
- *  - at an entry hit, instances whose frames lie below the current stack
- *    pointer are dropped before the new one is pushed;
- *  - at the trampoline, every instance whose frame is no longer on the
- *    stack is popped; the oldest of them is the frame that just returned
- *    (with the tail-called frames chained onto it), the others were
- *    abandoned and are dropped without running their handlers.
- * A return through the trampoline that matches no pending frame (a
- * program that switched to another stack, or copied a stack holding a
- * trampoline address) cannot be sent anywhere sensible: the thread gets
- * SIGILL.
- *
- * A tail call from one probed function to another finds the trampoline
- * already in the return slot; its instance is "chained" to the previous
- * one and returns with it.
- *
- * At most MAX_URETPROBE_DEPTH instances are pending per thread; deeper
- * calls are not hijacked, and counted in uprobes_dropped_returns.
- *
- * Memory: 48 bytes (kmalloc-64) per pending return on x86_64; a thread
- * keeps up to RI_CACHE_MAX freed ones for its next returns, so that a hit
- * of a return probe normally allocates nothing.
- *
- * A pending instance holds a reference on its probe.  A cached one keeps
- * the reference of its last probe, and the next return of that probe
- * takes the instance with the reference: a thread that keeps hitting the
- * same few return probes writes no probe's reference count, a cache line
- * all the threads hitting the probe would otherwise bounce between their
- * CPUs twice a call.  The price: a probe that has been unregistered stays
- * allocated (not its file: uprobe_retire() let that go) until each thread
- * that cached it enters a return-probed function again (ri_get() looks
- * at the whole cache), or exits; at most RI_CACHE_MAX probes per thread.
+ * A thread caches up to RI_CACHE_MAX spent instances with their probe
+ * references, so that hitting the same probes writes no reference count;
+ * an unregistered probe stays allocated until the thread next takes an
+ * instance, or exits.
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
@@ -66,16 +30,16 @@
 atomic_long_t uprobes_dropped_returns = ATOMIC_LONG_INIT(0);
 
 /* A cached instance whose probe is gone gives its reference back. */
-static void ri_forget_dead(struct return_instance *ri)
+static void uprobe_ri_forget_dead(struct return_instance *ri)
 {
 	if (ri->uprobe && test_bit(UPROBE_F_DEAD, &ri->uprobe->flags)) {
-		put_uprobe(ri->uprobe);
+		uprobe_put(ri->uprobe);
 		ri->uprobe = NULL;
 	}
 }
 
-static struct return_instance *ri_unlink(struct uprobe_task *utask,
-					 struct return_instance **p)
+static struct return_instance *uprobe_ri_unlink(struct uprobe_task *utask,
+						struct return_instance **p)
 {
 	struct return_instance *ri = *p;
 
@@ -85,28 +49,21 @@ static struct return_instance *ri_unlink(struct uprobe_task *utask,
 }
 
 /**
- * ri_get - an instance for a return of @uprobe, with a reference on it
+ * uprobe_ri_get - an instance for a return of @uprobe, with a reference on it
  * @utask: current's state
  * @uprobe: the probe, found under uprobes_srcu
  *
- * The cached instance that holds @uprobe if there is one: no reference
- * count is written.  Else @uprobe is referenced anew, for a cached
- * instance without a probe, a new one while the cache has room, or the
- * least recently cached one (its probe's reference dropped).  Cached
- * instances of probes that have been unregistered give their reference
- * back on the way.
- *
- * Return: the instance, unlinked from the cache; NULL when there is no
- * memory or the probe has lost its last reference.
+ * Return: the instance, out of the cache; NULL when there is no memory
+ * or the probe has lost its last reference.
  */
-struct return_instance *ri_get(struct uprobe_task *utask,
-			       struct uprobe *uprobe)
+struct return_instance *uprobe_ri_get(struct uprobe_task *utask,
+				      struct uprobe *uprobe)
 {
 	struct return_instance **p, **hit = NULL, **spare = NULL, **last = NULL;
 	struct return_instance *ri;
 
 	for (p = &utask->ri_cache; (ri = *p); p = &ri->next) {
-		ri_forget_dead(ri);
+		uprobe_ri_forget_dead(ri);
 		if (ri->uprobe == uprobe)
 			hit = p;
 		else if (!ri->uprobe)
@@ -114,7 +71,7 @@ struct return_instance *ri_get(struct uprobe_task *utask,
 		last = p;
 	}
 	if (hit)
-		return ri_unlink(utask, hit);
+		return uprobe_ri_unlink(utask, hit);
 	if (!refcount_inc_not_zero(&uprobe->ref))
 		return NULL;
 	if (spare) {
@@ -124,33 +81,30 @@ struct return_instance *ri_get(struct uprobe_task *utask,
 	} else {
 		ri = kmalloc(sizeof(*ri), GFP_KERNEL);
 		if (!ri) {
-			put_uprobe(uprobe);
+			uprobe_put(uprobe);
 			return NULL;
 		}
 		ri->uprobe = uprobe;
 		return ri;
 	}
-	ri = ri_unlink(utask, p);
+	ri = uprobe_ri_unlink(utask, p);
 	if (ri->uprobe)
-		put_uprobe(ri->uprobe);
+		uprobe_put(ri->uprobe);
 	ri->uprobe = uprobe;
 	return ri;
 }
 
 /**
- * ri_recycle - keep an instance that is done with for the next return
+ * uprobe_ri_recycle - cache a spent instance, or free it if the cache is full
  * @utask: current's state
  * @ri: the instance, unlinked
- *
- * @ri keeps the reference on its probe, unless the probe has been
- * unregistered; with the cache full, @ri is freed instead.
  */
-void ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
+void uprobe_ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
 {
-	ri_forget_dead(ri);
+	uprobe_ri_forget_dead(ri);
 	if (utask->ri_cached >= RI_CACHE_MAX) {
 		if (ri->uprobe)
-			put_uprobe(ri->uprobe);
+			uprobe_put(ri->uprobe);
 		kfree(ri);
 		return;
 	}
@@ -159,14 +113,13 @@ void ri_recycle(struct uprobe_task *utask, struct return_instance *ri)
 	utask->ri_cached++;
 }
 
-/* Recycle a list of instances (their probe references with them). */
-static void ri_recycle_list(struct uprobe_task *utask,
-			    struct return_instance *ri)
+static void uprobe_ri_recycle_list(struct uprobe_task *utask,
+				   struct return_instance *ri)
 {
 	while (ri) {
 		struct return_instance *next = ri->next;
 
-		ri_recycle(utask, ri);
+		uprobe_ri_recycle(utask, ri);
 		ri = next;
 	}
 }
@@ -176,7 +129,7 @@ struct alive_check {
 	struct pt_regs		*regs;
 };
 
-static bool ri_alive(struct return_instance *ri, void *arg)
+static bool uprobe_ri_alive(struct return_instance *ri, void *arg)
 {
 	struct alive_check *c = arg;
 
@@ -184,38 +137,34 @@ static bool ri_alive(struct return_instance *ri, void *arg)
 }
 
 /**
- * ri_free_list - free a list of return instances
+ * uprobe_ri_free_list - free a list of return instances
  * @ri: the first
- * @put: drop each one's probe reference, if it has one (false only for
- *	KUnit fakes)
+ * @put: drop each one's probe reference (false only for KUnit fakes)
  */
-void ri_free_list(struct return_instance *ri, bool put)
+void uprobe_ri_free_list(struct return_instance *ri, bool put)
 {
 	while (ri) {
 		struct return_instance *next = ri->next;
 
 		if (put && ri->uprobe)
-			put_uprobe(ri->uprobe);
+			uprobe_put(ri->uprobe);
 		kfree(ri);
 		ri = next;
 	}
 }
 
 /**
- * ri_pop_dead - pop the instances whose frames are gone
+ * uprobe_ri_pop_dead - pop the instances whose frames are gone
  * @utask: the thread's state
  * @alive: says whether an instance's frame is still on the stack
  * @arg: passed to @alive
  *
- * Pops from the most recent end while @alive says no.
- *
- * Return: the popped instances, still linked most recent first (the last
- * one's ->next is NULL), or NULL.
+ * Return: the popped instances, most recent first, or NULL.
  */
-struct return_instance *ri_pop_dead(struct uprobe_task *utask,
-				    bool (*alive)(struct return_instance *ri,
-						  void *arg),
-				    void *arg)
+struct return_instance *uprobe_ri_pop_dead(struct uprobe_task *utask,
+					   bool (*alive)(struct return_instance *ri,
+							 void *arg),
+					   void *arg)
 {
 	struct return_instance *first = utask->return_instances;
 	struct return_instance *ri = first, *last = NULL;
@@ -233,16 +182,13 @@ struct return_instance *ri_pop_dead(struct uprobe_task *utask,
 }
 
 /**
- * ri_returning_chain - which popped instances belong to the return
+ * uprobe_ri_returning_chain - which popped instances belong to the return
  * @dead: instances popped at the trampoline (non-empty), most recent first
  *
- * The oldest popped instance is the frame that returned; the instances
- * just before it that are chained to it (tail calls) return with it.
- *
- * Return: the first instance of that chain; those before it in @dead were
- * abandoned.
+ * Return: the oldest, with the instances chained to it (tail calls)
+ * before it; those before them were abandoned.
  */
-struct return_instance *ri_returning_chain(struct return_instance *dead)
+struct return_instance *uprobe_ri_returning_chain(struct return_instance *dead)
 {
 	struct return_instance *ri, *start = dead;
 
@@ -252,18 +198,18 @@ struct return_instance *ri_returning_chain(struct return_instance *dead)
 	return start;
 }
 
-static void __drop_dead(struct uprobe_task *utask, enum rp_check ctx,
-			struct pt_regs *regs)
+static noinline void __drop_dead(struct uprobe_task *utask,
+				 enum rp_check ctx, struct pt_regs *regs)
 {
 	struct alive_check c = { .ctx = ctx, .regs = regs };
 
-	ri_recycle_list(utask, ri_pop_dead(utask, ri_alive, &c));
+	uprobe_ri_recycle_list(utask, uprobe_ri_pop_dead(utask, uprobe_ri_alive, &c));
 }
 
+/* Inline: nothing is pending at the entry of a leaf, the usual case. */
 static __always_inline void drop_dead(struct uprobe_task *utask,
 				      enum rp_check ctx, struct pt_regs *regs)
 {
-	/* Nothing pending: the usual case at the entry of a leaf function. */
 	if (utask->return_instances)
 		__drop_dead(utask, ctx, regs);
 }
@@ -271,7 +217,7 @@ static __always_inline void drop_dead(struct uprobe_task *utask,
 /**
  * uprobe_push_return - hijack the return of the function just entered
  * @uprobe: the probe hit at its first instruction
- * @regs: the registers, regs->ip at the probe
+ * @regs: the registers, ip at the probe
  * @utask: current's state
  *
  * Context: the hit path, under uprobes_srcu.
@@ -284,6 +230,7 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	struct xol_area *area;
 	bool chained;
 
+	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&uprobes_srcu), "no SRCU");
 	/* Frames wholly below the stack pointer are gone in any case. */
 	drop_dead(utask, RP_CHECK_CHAIN_CALL, regs);
 	if (utask->depth >= MAX_URETPROBE_DEPTH) {
@@ -299,20 +246,15 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	trampoline = area->vaddr;
 	if (area->syscall_tramp && arch_uretprobe_may_use_syscall(regs))
 		trampoline = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
-	/*
-	 * The handlers ran on a consumer list read under SRCU: meanwhile the
-	 * probe may have been unregistered (its consumers gone), and even
-	 * have lost its last reference, to be freed once this hit is over.
-	 * Then there is no return to catch.
-	 */
+	/* Unregistered while the handlers ran: nothing to catch. */
 	if (test_bit(UPROBE_F_DEAD, &uprobe->flags))
 		return;
-	ri = ri_get(utask, uprobe);
+	ri = uprobe_ri_get(utask, uprobe);
 	if (!ri)
 		return;
 	orig = arch_uretprobe_hijack_return_addr(trampoline, regs);
 	if (orig == -1) {
-		ri_recycle(utask, ri);
+		uprobe_ri_recycle(utask, ri);
 		return;
 	}
 
@@ -323,7 +265,7 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	} else if (!utask->return_instances) {
 		pr_warn_ratelimited("pid %d: the trampoline is the return address but no return is pending\n",
 				    current->pid);
-		ri_recycle(utask, ri);
+		uprobe_ri_recycle(utask, ri);
 		return;
 	}
 	if (chained)
@@ -349,14 +291,12 @@ static void run_ret_handlers(struct return_instance *ri, struct pt_regs *regs)
 
 /**
  * uprobe_handle_trampoline - a function returned through a trampoline
- * @regs: the registers as just after the return (regs->ip in the
- *	trampoline); regs->ip is set to the real return address
+ * @regs: the registers as just after the return; ip is set to the real
+ *	return address
  *
- * Runs the ret_handlers of the frame that returned.  A return that
- * matches no pending frame gets SIGILL.
+ * A return that matches no pending frame gets SIGILL.
  *
- * Context: current's process context on its way back to user space (the
- * trampoline's trap or syscall), may sleep.
+ * Context: current, on its way back to user space; may sleep.
  */
 void uprobe_handle_trampoline(struct pt_regs *regs)
 {
@@ -367,17 +307,17 @@ void uprobe_handle_trampoline(struct pt_regs *regs)
 
 	if (!utask || !utask->return_instances)
 		goto sigill;
-	dead = ri_pop_dead(utask, ri_alive, &c);
+	dead = uprobe_ri_pop_dead(utask, uprobe_ri_alive, &c);
 	if (!dead)
 		goto sigill;
 
-	ri = ri_returning_chain(dead);
+	ri = uprobe_ri_returning_chain(dead);
 	instruction_pointer_set(regs, ri->orig_ret_vaddr);
 	idx = srcu_read_lock(&uprobes_srcu);
 	for (; ri; ri = ri->next)
 		run_ret_handlers(ri, regs);
 	srcu_read_unlock(&uprobes_srcu, idx);
-	ri_recycle_list(utask, dead);
+	uprobe_ri_recycle_list(utask, dead);
 	return;
 
 sigill:
@@ -389,9 +329,6 @@ sigill:
 /**
  * arch_uretprobe_may_use_syscall - may this return use the syscall trampoline?
  * @regs: the registers at the probed function's entry
- *
- * Return: true when the task's syscall from the trampoline will reach the
- * kernel's handler (the default: false, the breakpoint always works).
  */
 bool __weak arch_uretprobe_may_use_syscall(struct pt_regs *regs)
 {
@@ -399,14 +336,10 @@ bool __weak arch_uretprobe_may_use_syscall(struct pt_regs *regs)
 }
 
 /**
- * arch_uretprobe_syscall_unwind - undo what the syscall trampoline saved
+ * arch_uretprobe_syscall_unwind - restore what the syscall trampoline saved
  * @regs: the registers at its breakpoint or syscall
  *
- * Restores the registers the trampoline saved on the stack and the stack
- * pointer, so that @regs are as just after the return.
- *
- * Return: 0, -EFAULT when the saved registers cannot be read, or (the
- * default, for architectures without a syscall trampoline) -EINVAL.
+ * Return: 0, -EFAULT when they cannot be read, or -EINVAL (default).
  */
 int __weak arch_uretprobe_syscall_unwind(struct pt_regs *regs)
 {
@@ -418,12 +351,9 @@ int __weak arch_uretprobe_syscall_unwind(struct pt_regs *regs)
  * @regs: the registers
  * @bp_vaddr: the breakpoint's address
  *
- * Slot 0's breakpoint is the breakpoint trampoline.  The one in the
- * syscall trampoline is reached only when its syscall did not run our
- * handler (a ptracer or syscall user dispatch took it, or a seccomp
- * filter refused it): finish the return here instead.
+ * The syscall trampoline traps when its syscall did not reach us (ptrace,
+ * seccomp, syscall user dispatch).
  *
- * Context: uprobe_notify_resume().
  * Return: true when it was one (and has been dealt with).
  */
 bool uprobe_trampoline_trap(struct pt_regs *regs, unsigned long bp_vaddr)
@@ -452,14 +382,14 @@ void uprobe_free_returns(struct uprobe_task *utask)
 {
 	struct return_instance *ri = utask->return_instances;
 
-	/* Unlink first: kfree() may reach uprobe_fix_callchain(). */
+	/* Unlinked before freed: see uprobe_fix_callchain(). */
 	utask->return_instances = NULL;
 	utask->depth = 0;
-	ri_free_list(ri, true);
+	uprobe_ri_free_list(ri, true);
 	ri = utask->ri_cache;
 	utask->ri_cache = NULL;
 	utask->ri_cached = 0;
-	ri_free_list(ri, true);
+	uprobe_ri_free_list(ri, true);
 }
 
 /**
@@ -468,31 +398,16 @@ void uprobe_free_returns(struct uprobe_task *utask)
  * @nr: its length
  * @in_user: current was interrupted in user mode
  *
- * A stack walk finds a trampoline wherever a pending return probe has
- * hijacked a return address, one return slot per pending instance (a
- * chain of tail calls shares one), in the order of the instance list.
- * Replace each with the address the function will really return to.
- * A first entry in a jump stub (uprobes_jump.c) becomes its probed site.
- *
- * The list is current's own and changes only in current's process
- * context, unlinking before freeing; so it can be walked from the task
- * itself or from an interrupt that came while it ran in user mode, and is
- * left alone otherwise.
+ * The list changes only in current's process context, unlinking before
+ * freeing: it is read from there, or from an interrupt of user mode.
  */
 void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user)
 {
 	struct uprobe_task *utask = current->utask;
-	unsigned int i, len, at;
 	struct return_instance *ri;
 	struct xol_area *area;
-	unsigned long site;
+	unsigned int i;
 
-	/* In a jump stub, or entering the kernel from one: at the site. */
-	if (nr && current->mm) {
-		site = uprobe_jump_site(ips[0], &len, &at);
-		if (site)
-			ips[0] = site;
-	}
 	if (!utask || !current->mm || (!in_task() && !in_user))
 		return;
 	ri = utask->return_instances;
@@ -528,7 +443,7 @@ int uprobe_dup_returns(struct uprobe_task *from, struct uprobe_task *to)
 			uprobe_free_returns(to);
 			return -ENOMEM;
 		}
-		get_uprobe(n->uprobe);
+		uprobe_get(n->uprobe);
 		n->next = NULL;
 		*tail = n;
 		tail = &n->next;

@@ -1,30 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * uprobes: the per-mm "[uprobes]" mapping.
+ * uprobes: the per-mm "[uprobes]" mapping, made at the first step out of
+ * line or hijacked return: read+exec pages, as high as the task can
+ * address.  The pages are the kernel's, allocated as slots on them are
+ * first used; the fault handler maps those of the faulting mm's own area,
+ * so a forked child's copy of the VMA shows the child's pages.
  *
- * An mm gets the mapping the first time one of its threads must step an
- * instruction out of line or has a return hijacked.  It is XOL_NR_PAGES of
- * address space, read+exec for user space, never writable by it, and
- * placed as high as the task can address (below 4 GiB for 32-bit tasks).
- * Its pages are the kernel's, made when first needed and handed to user
- * space by the fault handler, which looks the page up in the faulting mm's
- * own area: a forked child's copy of the VMA therefore shows the child's
- * pages, whose area uprobe_dup_mmap() gives the same address (pending
- * returns in the child point at it).
- *
- * Slot 0 holds the return trampoline: one breakpoint, recognised by its
- * address.  Where the architecture has a return trampoline that enters the
- * kernel by a syscall instead (cheaper than a trap), slot 1 holds it.
- * Every other slot is either lent to one thread for one step (when all
- * are in use, threads that need one wait for a step to end) or owned by
- * one thread until it exits or execs, for copies that run without a step
- * (uprobes_direct.c); owned slots never take the last XOL_NR_SLOTS -
- * XOL_OWNED_MAX, so steps can always go on.
- *
- * Memory: about 90 bytes of struct xol_area (kmalloc-96) per mm that uses
- * it, one page for the trampoline and the first slots, one more page per
- * XOL_SLOTS_PER_PAGE threads that once stepped out of line at the same
- * time (pages stay until the mm goes).
+ * Slot 0 holds the breakpoint return trampoline, slot 1 the syscall one
+ * if the architecture has it.  Any other slot is lent for one step, or
+ * owned by a thread until it exits or execs (at most XOL_OWNED_MAX).
  */
 
 #include <linux/highmem.h>
@@ -45,11 +29,7 @@ static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
 	unsigned long index = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
 	struct page *page = NULL;
 
-	/*
-	 * A page no slot has used yet is not there for the program: an
-	 * access faults as at an unmapped address (SIGSEGV, SEGV_MAPERR),
-	 * which is what the program would have met without uprobes.
-	 */
+	/* A page no slot has used yet faults as if unmapped. */
 	if (!area || vma->vm_start != area->vaddr || index >= XOL_NR_PAGES)
 		return VM_FAULT_SIGSEGV;
 	spin_lock(&area->lock);
@@ -88,29 +68,20 @@ static const struct vm_special_mapping xol_mapping = {
 void __weak arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 				  void *src, unsigned long len)
 {
-	void *kaddr = kmap_local_page(page);
-
-	memcpy(kaddr + offset_in_page(vaddr), src, len);
-	kunmap_local(kaddr);
-	flush_dcache_page(page);
+	memcpy_to_page(page, offset_in_page(vaddr), src, len);
 }
 
 /**
  * arch_uretprobe_syscall_trampoline - a return trampoline without a trap
  * @len: set to its length in bytes (at most UPROBE_XOL_SLOT_BYTES)
  *
- * Architectures that have one return its code; a return that lands in it
- * must end in uprobe_handle_trampoline() with the registers as just after
- * the return.
- *
- * Return: the code, or NULL (the default: only the breakpoint).
+ * Return: the code, or NULL (default: only the breakpoint).
  */
 const void * __weak arch_uretprobe_syscall_trampoline(unsigned int *len)
 {
 	return NULL;
 }
 
-/* Write the trampolines into the first page, once the address is known. */
 static void xol_write_trampolines(struct xol_area *area)
 {
 	uprobe_opcode_t bp = UPROBE_SWBP_INSN;
@@ -122,9 +93,7 @@ static void xol_write_trampolines(struct xol_area *area)
 	code = arch_uretprobe_syscall_trampoline(&len);
 	if (!code || WARN_ON_ONCE(len > UPROBE_XOL_SLOT_BYTES))
 		return;
-	arch_uprobe_copy_ixol(area->pages[0],
-			      xol_slot_vaddr(area, XOL_SYSCALL_SLOT),
-			      (void *)code, len);
+	xol_write_slot(area, XOL_SYSCALL_SLOT, code, len);
 	area->syscall_tramp = true;
 }
 
@@ -138,7 +107,7 @@ static void xol_area_free(struct xol_area *area)
 	kfree(area);
 }
 
-/* An area with its first page and the trampolines, for address @vaddr. */
+/* An area with its first page, and its trampolines if @vaddr is known. */
 static struct xol_area *xol_area_new(unsigned long vaddr)
 {
 	struct xol_area *area;
@@ -153,7 +122,6 @@ static struct xol_area *xol_area_new(unsigned long vaddr)
 	}
 	spin_lock_init(&area->lock);
 	init_waitqueue_head(&area->wq);
-	atomic_set(&area->slot_waiters, 0);
 	/* Both trampoline slots, whether or not the second is used. */
 	__set_bit(0, area->slots);
 	__set_bit(XOL_SYSCALL_SLOT, area->slots);
@@ -163,11 +131,7 @@ static struct xol_area *xol_area_new(unsigned long vaddr)
 	return area;
 }
 
-/*
- * The highest free range the task can address, so the mapping stays out
- * of the way of the program's own top-down mmaps.  TASK_SIZE is the
- * task's own limit (below 4G for a 32-bit task), whatever the context.
- */
+/* The highest free range below TASK_SIZE (the task's own limit). */
 static unsigned long xol_find_range(void)
 {
 	struct vm_unmapped_area_info info = {
@@ -246,11 +210,8 @@ unsigned long uprobe_get_trampoline_vaddr(void)
  */
 unsigned long uprobe_get_syscall_trampoline_vaddr(void)
 {
-	struct xol_area *area;
+	struct xol_area *area = current->mm ? mm_xol_area(current->mm) : NULL;
 
-	if (!current->mm)
-		return -1;
-	area = mm_xol_area(current->mm);
 	if (!area || !area->syscall_tramp)
 		return -1;
 	return xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
@@ -260,7 +221,7 @@ unsigned long uprobe_get_syscall_trampoline_vaddr(void)
  * uprobe_in_syscall_trampoline - is current in its syscall trampoline?
  * @regs: current's user registers
  *
- * Return: true when regs->ip is in current->mm's syscall trampoline.
+ * Return: true when ip is in current->mm's syscall trampoline.
  */
 bool uprobe_in_syscall_trampoline(struct pt_regs *regs)
 {
@@ -288,13 +249,13 @@ int xol_bitmap_take(unsigned long *slots, unsigned int nr)
 }
 
 /*
- * Take a free slot whose page is there, making the page if needed; an
- * owned slot only while fewer than XOL_OWNED_MAX are owned.
- * Return: the slot, 0 when none is free, -ENOMEM.
+ * Take a free slot whose page is there, allocating the page if needed;
+ * an owned slot only while fewer than XOL_OWNED_MAX are owned.
+ * Return: the slot, 0 when none is free, or -ENOMEM.
  */
 static int xol_try_take(struct xol_area *area, bool own)
 {
-	struct page *page = NULL;
+	struct page *page = NULL, **pp = NULL;
 	int slot;
 
 	for (;;) {
@@ -302,42 +263,32 @@ static int xol_try_take(struct xol_area *area, bool own)
 		slot = -1;
 		if (!own || area->owned < XOL_OWNED_MAX)
 			slot = xol_bitmap_take(area->slots, XOL_NR_SLOTS);
-		if (slot > 0) {
-			struct page **pp = &area->pages[slot / XOL_SLOTS_PER_PAGE];
-
-			if (*pp || page) {
-				if (!*pp) {
-					*pp = page;
-					page = NULL;
-				}
-				area->owned += own;
-				spin_unlock(&area->lock);
-				break;
-			}
-			/* Its page is not there yet: make one and retry. */
-			__clear_bit(slot, area->slots);
-			spin_unlock(&area->lock);
-			page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
-			if (!page)
-				return -ENOMEM;
-			continue;
-		}
+		if (slot <= 0)
+			break;
+		pp = &area->pages[slot / XOL_SLOTS_PER_PAGE];
+		if (*pp || page)
+			break;
+		/* Its page is not there yet: make one and retry. */
+		__clear_bit(slot, area->slots);
 		spin_unlock(&area->lock);
-		slot = 0;
-		break;
+		page = alloc_page(GFP_HIGHUSER | __GFP_ZERO);
+		if (!page)
+			return -ENOMEM;
 	}
+	if (slot > 0) {
+		if (!*pp)
+			swap(*pp, page);
+		area->owned += own;
+	}
+	spin_unlock(&area->lock);
 	if (page)
 		__free_page(page);
-	return slot;
+	return max(slot, 0);
 }
 
 /**
- * xol_take_slot - get a slot for the current thread's step
+ * xol_take_slot - get a slot for current's step, waiting for one if need be
  * @area: current->mm's area
- *
- * Waits while every slot is taken: each is held for one step only, or
- * owned by a thread while others are left (XOL_OWNED_MAX), so one comes
- * free soon.
  *
  * Context: process context, may sleep.
  * Return: the slot index (> 0), or 0 on a fatal signal or no memory.
@@ -361,12 +312,12 @@ unsigned int xol_take_slot(struct xol_area *area)
 }
 
 /**
- * xol_take_own_slot - get a slot the current thread keeps
+ * xol_take_own_slot - get a slot current keeps
  * @area: current->mm's area
  *
- * Context: process context, may sleep (page allocation).
+ * Context: process context, may sleep.
  * Return: the slot index (> 0), or 0 when no more may be owned or no
- * memory: the thread steps instead.
+ * memory.
  */
 unsigned int xol_take_own_slot(struct xol_area *area)
 {
@@ -379,11 +330,7 @@ static void xol_release(struct xol_area *area, unsigned int slot, bool own)
 	__clear_bit(slot, area->slots);
 	area->owned -= own;
 	spin_unlock(&area->lock);
-	/*
-	 * The freed bit before the waiter count is read: pairs with the
-	 * barrier of the waiter's prepare_to_wait() between its increment
-	 * and its look at the bitmap, so that one of the two sees the other.
-	 */
+	/* The bit cleared before the count is read: see prepare_to_wait(). */
 	smp_mb();
 	if (atomic_read(&area->slot_waiters))
 		wake_up(&area->wq);
@@ -411,8 +358,8 @@ void xol_put_own_slot(struct xol_area *area, unsigned int slot)
 
 /**
  * xol_write_slot - write code into a slot
- * @area: current->mm's area
- * @slot: a slot the current thread holds or owns
+ * @area: the area
+ * @slot: a slot current holds or owns, or a trampoline's
  * @code: the code
  * @len: its length, at most UPROBE_XOL_SLOT_BYTES
  */
@@ -428,7 +375,7 @@ void xol_write_slot(struct xol_area *area, unsigned int slot,
 /**
  * xol_fill_slot - copy a probe's out-of-line instruction into a slot
  * @area: current->mm's area
- * @slot: a slot the current thread holds
+ * @slot: a slot current holds
  * @aup: the probe's arch data (its ixol)
  */
 void xol_fill_slot(struct xol_area *area, unsigned int slot,
@@ -440,13 +387,16 @@ void xol_fill_slot(struct xol_area *area, unsigned int slot,
 
 /**
  * xol_dup_area - give a forked mm an area at its parent's address
- * @oldmm: the parent's mm, mmap_lock held for write
+ * @oldmm: the parent's mm
  * @newmm: the child's, which has a copy of the parent's VMA
+ *
+ * Context: @oldmm's mmap_lock held for write.
  */
 void xol_dup_area(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
 	struct xol_area *old = mm_xol_area(oldmm);
 
+	mmap_assert_write_locked(oldmm);
 	if (old)
 		newmm->uprobes_state.xol_area = xol_area_new(old->vaddr);
 }

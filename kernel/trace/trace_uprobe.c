@@ -1,51 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uprobe-based trace events: probe points in user programs, defined
- * through tracefs (uprobe_events, dynamic_events) and recorded into the
- * trace buffers of the tracefs instances that enable them.
+ * uprobe-based trace events defined through tracefs (uprobe_events,
+ * dynamic_events): parsing, adding, removing and listing them.
  *
- * This file holds the definitions: parsing, adding and removing probe
- * points, their listings, and the event they feed.  Enabling and
- * disabling (registration with the uprobes core) is trace_uprobe_enable.c,
- * a hit trace_uprobe_hit.c, the perf and BPF side trace_uprobe_perf.c;
- * the definition syntax, argument parsing and event plumbing are the
- * shared probe-event code of trace_probe.c and trace_dynevent.c.
- *
- * Locking
- * -------
- * event_mutex serialises definitions, enabling, disabling and perf
- * open/close; it is held around every call into the uprobes core that
- * registers, applies or unregisters a consumer.  dyn_event_ops_mutex
- * additionally covers parsing, for the error log.  The hit path takes
- * neither: it runs in the probed task, may sleep while it reads user
- * memory, reads the event flags with acquire semantics and walks the
- * tracefs links under RCU.  When the last user lets go of an event, its
- * consumers are unregistered without waiting for running handlers
- * (uprobe_unregister_nosync()); the wait comes before the event or a
- * probe point is freed (see unregister_all_consumers()), or the free is
- * queued after it (a perf-made probe), so that disabling a whole group,
- * or closing many perf events, does not pay a grace period per event.
+ * event_mutex serialises definitions, enabling and perf open/close, and is
+ * held around every consumer (un)registration and uprobe_apply().  A hit
+ * takes no lock: it loads the flags with acquire, walks links under RCU.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
 #include <linux/ctype.h>
-#include <linux/hash.h>
+#include <linux/hashtable.h>
 #include <linux/jhash.h>
 #include <linux/namei.h>
-#include <linux/rculist.h>
 #include <linux/security.h>
 #include <linux/string.h>
-#include <linux/uaccess.h>
-#include <linux/uprobes.h>
-#include <asm/unaligned.h>
 
 #include "trace_uprobe.h"
 
-/* Our type of dynamic event; its methods are defined further down. */
 static struct dyn_event_operations trace_uprobe_ops;
 
 /**
- * is_trace_uprobe - is a dynamic event one of ours?
+ * is_trace_uprobe - is a dynamic event a uprobe event?
  * @ev: the event
  *
  * Return: true for a uprobe event.
@@ -56,16 +32,13 @@ bool is_trace_uprobe(struct dyn_event *ev)
 }
 
 /**
- * trace_uprobe_alloc - allocate a probe point and its own event
- * @group: the event's group (system)
+ * trace_uprobe_alloc - allocate a probe point with an event of its own
+ * @group: the event's group
  * @event: the event's name
- * @nargs: how many fetch arguments the definition has
+ * @nargs: the number of fetch arguments
  * @is_return: whether this is a return probe
  *
- * The probe has no file yet (see trace_uprobe_lookup_file()), is not on
- * any list and not registered with the uprobes core.
- *
- * Return: the probe, or an ERR_PTR().
+ * Return: the probe, with no file yet, or an ERR_PTR().
  */
 struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 					int nargs, bool is_return)
@@ -78,18 +51,15 @@ struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 		return ERR_PTR(-ENOMEM);
 
 	tu->nhit = alloc_percpu(unsigned long);
-	if (!tu->nhit) {
-		kfree(tu);
-		return ERR_PTR(-ENOMEM);
-	}
-
-	ret = trace_probe_init(&tu->tp, event, group, true);
+	ret = tu->nhit ? trace_probe_init(&tu->tp, event, group, true) : -ENOMEM;
 	if (ret < 0) {
 		free_percpu(tu->nhit);
 		kfree(tu);
 		return ERR_PTR(ret);
 	}
-	trace_uprobe_filter_init(trace_uprobe_filter(tu));
+	/* The rest of the filter is zeroed by trace_probe_init(). */
+	rwlock_init(&trace_uprobe_filter(tu)->rwlock);
+	INIT_LIST_HEAD(&trace_uprobe_filter(tu)->perf_events);
 
 	tu->is_return = is_return;
 	tu->consumer.handler = trace_uprobe_dispatcher;
@@ -112,10 +82,10 @@ static void trace_uprobe_release_memory(struct trace_uprobe *tu)
 }
 
 /**
- * trace_uprobe_free - free a probe point that is on no list
- * @tu: the probe, or NULL
+ * trace_uprobe_free - free a probe point
+ * @tu: the probe, on no list and not registered, or NULL
  *
- * The probe must not be registered with the uprobes core.
+ * Context: may sleep: waits for handlers left running by a disable.
  */
 void trace_uprobe_free(struct trace_uprobe *tu)
 {
@@ -123,22 +93,19 @@ void trace_uprobe_free(struct trace_uprobe *tu)
 		return;
 
 	WARN_ON_ONCE(tu->registered);
-	/* A handler left running by a disable without waiting. */
 	uprobe_unregister_sync();
 	trace_uprobe_release_memory(tu);
 }
 
 static void trace_uprobe_free_work(struct work_struct *work)
 {
-	trace_uprobe_release_memory(container_of(work, struct trace_uprobe,
-						 free_work));
+	trace_uprobe_release_memory(container_of(work, struct trace_uprobe, free_work));
 }
 
 /* SRCU callbacks run with bottom halves off; path_put() may sleep. */
 static void trace_uprobe_free_rcu(struct rcu_head *head)
 {
-	struct trace_uprobe *tu = container_of(head, struct trace_uprobe,
-					       free_rcu);
+	struct trace_uprobe *tu = container_of(head, struct trace_uprobe, free_rcu);
 
 	INIT_WORK(&tu->free_work, trace_uprobe_free_work);
 	schedule_work(&tu->free_work);
@@ -146,122 +113,64 @@ static void trace_uprobe_free_rcu(struct rcu_head *head)
 
 /**
  * trace_uprobe_free_later - trace_uprobe_free() without waiting
- * @tu: the probe, on no list and not registered with the uprobes core
+ * @tu: the probe, on no list and not registered
  *
- * Frees @tu once a handler left running by its unregistration is over,
- * from a workqueue: a perf event closed pays no grace period of ours
- * (perf waits for one of its own per event already).
+ * Frees @tu once no handler of it runs, from a workqueue.
  */
 void trace_uprobe_free_later(struct trace_uprobe *tu)
 {
 	WARN_ON_ONCE(tu->registered);
-	/*
-	 * The file now: handlers never use it, and a umount right after
-	 * the perf event is closed must not find its mount busy.
-	 */
+	/* Handlers never use the path, and the mount must not stay busy. */
 	path_put(&tu->path);
 	tu->path = (struct path){};
 	uprobe_call_after_unregister(&tu->free_rcu, trace_uprobe_free_rcu);
 }
 
-/**
- * trace_uprobe_lookup_file - resolve and pin the file a probe is in
- * @tu: the probe
- * @filename: the path as the user gave it
- *
- * Return: 0, -ENOENT (or another lookup error) when the path does not
- * resolve, -EINVAL when it is not a regular file, -ENOMEM.
- */
-int trace_uprobe_lookup_file(struct trace_uprobe *tu, const char *filename)
-{
-	struct path path;
-	int ret;
-
-	ret = kern_path(filename, LOOKUP_FOLLOW, &path);
-	if (ret)
-		return ret;
-
-	if (!d_is_reg(path.dentry)) {
-		path_put(&path);
-		return -EINVAL;
-	}
-
-	tu->filename = kstrdup(filename, GFP_KERNEL);
-	if (!tu->filename) {
-		path_put(&path);
-		return -ENOMEM;
-	}
-	tu->path = path;
-	tu->inode = d_real_inode(path.dentry);
-
-	return 0;
-}
-
 /*
- * The probe points defined through tracefs, indexed by event name and by
- * place (inode, offset), so that a definition finds the event it joins
- * and the points it must agree with without a scan of all the others:
- * with a scan, defining N probes cost O(N^2).  Under event_mutex.
+ * The tracefs-defined probe points by event name and by place (inode,
+ * offset): defining N probes must not cost O(N^2).  Under event_mutex.
  */
-#define TU_INDEX_BITS	12
-static struct hlist_head tu_by_name[1 << TU_INDEX_BITS];
-static struct hlist_head tu_by_place[1 << TU_INDEX_BITS];
+static DEFINE_HASHTABLE(tu_by_name, 12);
+static DEFINE_HASHTABLE(tu_by_place, 12);
 
-static struct hlist_head *name_bucket(const char *event, const char *group)
+static u32 name_key(const char *event, const char *group)
 {
-	u32 h = jhash(event, strlen(event), jhash(group, strlen(group), 0));
-
-	return &tu_by_name[hash_32(h, TU_INDEX_BITS)];
+	return jhash(event, strlen(event), jhash(group, strlen(group), 0));
 }
 
-static struct hlist_head *place_bucket(struct inode *inode,
-				       unsigned long offset)
+static unsigned long place_key(struct trace_uprobe *tu)
 {
-	unsigned long h = (unsigned long)inode ^ hash_long(offset, BITS_PER_LONG);
-
-	return &tu_by_place[hash_long(h, TU_INDEX_BITS)];
+	return (unsigned long)tu->inode ^ hash_long(tu->offset, BITS_PER_LONG);
 }
 
-/* A definition becomes visible: in the dynamic events and the indexes. */
 static void trace_uprobe_link(struct trace_uprobe *tu)
 {
 	lockdep_assert_held(&event_mutex);
 	dyn_event_add(&tu->devent, trace_probe_event_call(&tu->tp));
-	hlist_add_head(&tu->name_node,
-		       name_bucket(trace_probe_name(&tu->tp),
-				   trace_probe_group_name(&tu->tp)));
-	hlist_add_head(&tu->place_node,
-		       place_bucket(trace_uprobe_inode(tu), tu->offset));
+	hash_add(tu_by_name, &tu->name_node,
+		 name_key(trace_probe_name(&tu->tp),
+			  trace_probe_group_name(&tu->tp)));
+	hash_add(tu_by_place, &tu->place_node, place_key(tu));
 }
 
 static void trace_uprobe_unlink(struct trace_uprobe *tu)
 {
 	lockdep_assert_held(&event_mutex);
-	hlist_del(&tu->name_node);
-	hlist_del(&tu->place_node);
+	hash_del(&tu->name_node);
+	hash_del(&tu->place_node);
 	dyn_event_remove(&tu->devent);
 }
 
-/**
- * trace_uprobe_find - look a tracefs-defined probe up by its event
- * @event: the event's name
- * @group: the event's group
- *
- * Context: event_mutex held.
- * Return: the first probe point of that event, or NULL.
- */
-struct trace_uprobe *trace_uprobe_find(const char *event, const char *group)
+/* The first probe point of a tracefs-defined event, or NULL. */
+static struct trace_uprobe *trace_uprobe_find(const char *event, const char *group)
 {
-	struct trace_event_call *call;
 	struct trace_uprobe *tu;
 
 	lockdep_assert_held(&event_mutex);
-	hlist_for_each_entry(tu, name_bucket(event, group), name_node) {
-		if (strcmp(trace_probe_name(&tu->tp), event) ||
-		    strcmp(trace_probe_group_name(&tu->tp), group))
-			continue;
-		call = trace_probe_event_call(&tu->tp);
-		return trace_uprobe_primary_from_call(call);
+	hash_for_each_possible(tu_by_name, tu, name_node, name_key(event, group)) {
+		if (!strcmp(trace_probe_name(&tu->tp), event) &&
+		    !strcmp(trace_probe_group_name(&tu->tp), group))
+			return trace_uprobe_primary_from_call(trace_probe_event_call(&tu->tp));
 	}
 	return NULL;
 }
@@ -282,12 +191,9 @@ struct trace_uprobe *trace_uprobe_primary_from_call(struct trace_event_call *cal
 	return container_of(tp, struct trace_uprobe, tp);
 }
 
-/* Adding and removing definitions */
-
 static bool same_place(struct trace_uprobe *a, struct trace_uprobe *b)
 {
-	return trace_uprobe_inode(a) == trace_uprobe_inode(b) &&
-	       a->offset == b->offset;
+	return a->inode == b->inode && a->offset == b->offset;
 }
 
 static bool same_arg_bodies(struct trace_uprobe *a, struct trace_uprobe *b)
@@ -300,25 +206,21 @@ static bool same_arg_bodies(struct trace_uprobe *a, struct trace_uprobe *b)
 	return true;
 }
 
-/*
- * Whether @tu may join the event of @to as one more probe point: only as
- * the same kind of probe, with the same argument names and types (one
- * format for all the points), and not as a copy of a point it has.
- */
+/* One format for all points of an event: same kind, names, types; no copy. */
 static int may_join(struct trace_uprobe *tu, struct trace_uprobe *to)
 {
 	struct trace_uprobe *pos;
 	int diff;
 
+	trace_probe_log_set_index(0);
 	if (tu->is_return != to->is_return) {
-		trace_probe_log_set_index(0);
 		trace_probe_log_err(0, DIFF_PROBE_TYPE);
 		return -EEXIST;
 	}
 
 	diff = trace_probe_compare_arg_type(&tu->tp, &to->tp);
 	if (diff) {
-		/* @diff counts arguments from 1, and they start at argv[2]. */
+		/* @diff counts from 1; the arguments start at argv[2]. */
 		trace_probe_log_set_index(diff + 1);
 		trace_probe_log_err(0, DIFF_ARG_TYPE);
 		return -EEXIST;
@@ -326,7 +228,6 @@ static int may_join(struct trace_uprobe *tu, struct trace_uprobe *to)
 
 	for_each_sibling(pos, &to->tp) {
 		if (same_place(pos, tu) && same_arg_bodies(pos, tu)) {
-			trace_probe_log_set_index(0);
 			trace_probe_log_err(0, SAME_PROBE);
 			return -EEXIST;
 		}
@@ -344,7 +245,7 @@ static int join_event(struct trace_uprobe *tu, struct trace_uprobe *to)
 	if (ret)
 		return ret;
 
-	/* A point added to a live event starts working right away. */
+	/* A point joining a live event works at once. */
 	if (trace_probe_is_enabled(&tu->tp)) {
 		ret = trace_uprobe_register_consumer(tu);
 		if (ret) {
@@ -357,17 +258,12 @@ static int join_event(struct trace_uprobe *tu, struct trace_uprobe *to)
 	return 0;
 }
 
-/*
- * The uprobes core keys a breakpoint by (inode, offset) and keeps one
- * reference counter per breakpoint: two definitions naming different
- * counters for the same place cannot both work.
- */
+/* The core keeps one reference counter per (inode, offset). */
 static bool ref_ctr_conflicts(struct trace_uprobe *tu)
 {
 	struct trace_uprobe *other;
 
-	hlist_for_each_entry(other, place_bucket(trace_uprobe_inode(tu),
-						 tu->offset), place_node) {
+	hash_for_each_possible(tu_by_place, other, place_node, place_key(tu)) {
 		if (same_place(other, tu) &&
 		    other->ref_ctr_offset != tu->ref_ctr_offset)
 			return true;
@@ -395,7 +291,6 @@ static int register_trace_uprobe(struct trace_uprobe *tu)
 		goto out;
 	}
 
-	/* A new event: its name must be free among all trace events. */
 	trace_uprobe_init_event_call(tu);
 	ret = trace_probe_register_event_call(&tu->tp);
 	if (ret == -EEXIST) {
@@ -413,10 +308,7 @@ out:
 	return ret;
 }
 
-/*
- * Parse "OFFSET[%return][(REF_CTR_OFFSET)]" at @offs, the part of the place
- * after its last colon; @place is the whole place, for error positions.
- */
+/* Parse "OFFSET[%return][(REF_CTR_OFFSET)]" at @offs, within @place. */
 static int parse_offsets(char *place, char *offs, unsigned long *offset,
 			 unsigned long *ref_ctr_offset, bool *is_return)
 {
@@ -460,25 +352,17 @@ static int parse_offsets(char *place, char *offs, unsigned long *offset,
 	return 0;
 }
 
-/*
- * The event name a definition gets when it names none, as 6.1 forms it:
- * "p_", the file's base name up to its first '.', '-' or '_', and the
- * offset; return probes too start with "p_".
- */
+/* As 6.1 names an unnamed event, "p_" for a return probe too: p_BASE_0xOFFS. */
 static void make_event_name(char *buf, const char *filename,
 			    unsigned long offset)
 {
 	const char *base = kbasename(filename);
-	int len = strcspn(base, "._-");
+	int len = strcspn(base, "._-");		/* BASE ends at any of these */
 
 	snprintf(buf, MAX_EVENT_NAME_LEN, "p_%.*s_0x%lx", len, base, offset);
 }
 
-/*
- * Symbol strings look a value up in the kernel's symbol table, which says
- * nothing about a user address: refuse the type before anything else of
- * the argument is parsed, as an unknown one.
- */
+/* symstr looks kernel symbols up, meaningless here: an unknown type. */
 static int check_arg_type(const char *arg)
 {
 	const char *body, *type;
@@ -515,12 +399,7 @@ static int __trace_uprobe_create(int argc, const char **argv)
 	bool is_return;
 	int i, ret;
 
-	/*
-	 * "p" or "r", then a place: a path with a slash, a colon and a number
-	 * after the last colon.  Anything else is another kind of probe's
-	 * syntax (or no syntax at all, rejected without an error log, as in
-	 * 6.1).
-	 */
+	/* Not ours, and not logged, unless "p"/"r" and a path with '/' and ":N". */
 	if (argc < 2 || !argv[0][0] || !strchr("pr", argv[0][0]))
 		return -ECANCELED;
 	offs = strrchr(argv[1], ':');
@@ -553,7 +432,7 @@ static int __trace_uprobe_create(int argc, const char **argv)
 	if (ret)
 		goto out_path;
 
-	/* Only "p:" and "r:" name the event; "r10" and the like do not. */
+	/* "p:" and "r:" name the event; "r10" and the like do not. */
 	trace_probe_log_set_index(0);
 	if (argv[0][1] == ':') {
 		event = &argv[0][2];
@@ -572,7 +451,6 @@ static int __trace_uprobe_create(int argc, const char **argv)
 		tu = NULL;
 		goto out_path;
 	}
-	/* The probe keeps the path (and the reference) looked up above. */
 	tu->path = path;
 	tu->inode = d_real_inode(path.dentry);
 	tu->filename = place;
@@ -615,13 +493,12 @@ out_path:
 	goto out;
 }
 
-/* dyn_event_operations.create: split the line into words and parse. */
 static int trace_uprobe_create(const char *raw_command)
 {
 	return trace_probe_create(raw_command, __trace_uprobe_create);
 }
 
-/* A line written to uprobe_events: a deletion or a definition. */
+/* A line of uprobe_events: a deletion or a definition. */
 static int create_or_delete_trace_uprobe(const char *line)
 {
 	int ret = line[0] == '-' ? dyn_event_release(line, &trace_uprobe_ops) :
@@ -631,11 +508,7 @@ static int create_or_delete_trace_uprobe(const char *line)
 	return ret == -ECANCELED ? -EINVAL : ret;
 }
 
-/*
- * Remove one probe point.  A point that shares its event with others may
- * go at any time; the last one takes the event along, and only when
- * nothing uses the event (enabled, or held by perf or an open file).
- */
+/* Remove a probe point; the last of an event takes it along, if unused. */
 static int trace_uprobe_release(struct dyn_event *ev)
 {
 	struct trace_uprobe *tu = to_trace_uprobe(ev);
@@ -648,14 +521,14 @@ static int trace_uprobe_release(struct dyn_event *ev)
 		if (trace_probe_is_enabled(&tu->tp) ||
 		    trace_event_dyn_busy(call))
 			return -EBUSY;
-		/* The event's files go next; no late handler may use them. */
+		/* No late handler may use the event's files. */
 		uprobe_unregister_sync();
 		ret = trace_probe_unregister_event_call(&tu->tp);
 		if (ret)
 			return ret;
 	}
 
-	trace_uprobe_unregister_consumer(tu);
+	trace_uprobe_unregister_consumer(tu, true);
 	trace_uprobe_unlink(tu);
 	trace_probe_unlink(&tu->tp);
 	trace_uprobe_free(tu);
@@ -667,10 +540,7 @@ static bool trace_uprobe_is_busy(struct dyn_event *ev)
 	return trace_probe_is_enabled(&to_trace_uprobe(ev)->tp);
 }
 
-/*
- * The place as the listings show it and as a deletion must name it: the
- * path as given, the offset in 16 hex digits, the counter if any.
- */
+/* The place as listed and as a deletion names it: offsets in full hex. */
 static char *place_string(struct trace_uprobe *tu)
 {
 	const int digits = sizeof(unsigned long) * 2;
@@ -678,15 +548,10 @@ static char *place_string(struct trace_uprobe *tu)
 	if (tu->ref_ctr_offset)
 		return kasprintf(GFP_KERNEL, "%s:0x%0*lx(0x%lx)", tu->filename,
 				 digits, tu->offset, tu->ref_ctr_offset);
-	return kasprintf(GFP_KERNEL, "%s:0x%0*lx", tu->filename, digits,
-			 tu->offset);
+	return kasprintf(GFP_KERNEL, "%s:0x%0*lx", tu->filename, digits, tu->offset);
 }
 
-/*
- * "-:[GRP/]EVENT [PLACE [ARGS]]": an empty event name matches the whole
- * group; a place and leading arguments, when given, narrow it down to
- * the probe points defined that way.
- */
+/* "-:[GRP/]EVENT [PLACE [ARGS]]"; an empty EVENT matches the whole group. */
 static bool trace_uprobe_match(const char *system, const char *event,
 			       int argc, const char **argv,
 			       struct dyn_event *ev)
@@ -706,11 +571,9 @@ static bool trace_uprobe_match(const char *system, const char *event,
 	same = place && !strcmp(place, argv[0]);
 	kfree(place);
 
-	return same && trace_probe_match_command_args(&tu->tp, argc - 1,
-						      argv + 1);
+	return same && trace_probe_match_command_args(&tu->tp, argc - 1, argv + 1);
 }
 
-/* One line of uprobe_events (and dynamic_events): the definition. */
 static int trace_uprobe_show(struct seq_file *m, struct dyn_event *ev)
 {
 	struct trace_uprobe *tu = to_trace_uprobe(ev);
@@ -721,8 +584,7 @@ static int trace_uprobe_show(struct seq_file *m, struct dyn_event *ev)
 	if (!place)
 		return -ENOMEM;
 	seq_printf(m, "%c:%s/%s %s", tu->is_return ? 'r' : 'p',
-		   trace_probe_group_name(&tu->tp), trace_probe_name(&tu->tp),
-		   place);
+		   trace_probe_group_name(&tu->tp), trace_probe_name(&tu->tp), place);
 	kfree(place);
 
 	for (arg = tu->tp.args; arg < tu->tp.args + tu->tp.nr_args; arg++)
@@ -739,33 +601,21 @@ static struct dyn_event_operations trace_uprobe_ops = {
 	.free		= trace_uprobe_release,
 };
 
-static unsigned long trace_uprobe_nhit(struct trace_uprobe *tu)
+/* One line of uprobe_profile: file, event, hits. */
+static int trace_uprobe_show_hits(struct seq_file *m, struct dyn_event *ev)
 {
+	struct trace_uprobe *tu = to_trace_uprobe(ev);
 	unsigned long nhit = 0;
 	int cpu;
 
 	for_each_possible_cpu(cpu)
 		nhit += *per_cpu_ptr(tu->nhit, cpu);
-	return nhit;
-}
-
-/* One line of uprobe_profile: file, event, hits. */
-static int trace_uprobe_show_hits(struct seq_file *m, struct dyn_event *ev)
-{
-	struct trace_uprobe *tu = to_trace_uprobe(ev);
-
 	seq_printf(m, "  %s %-44s %15lu\n", tu->filename,
-		   trace_probe_name(&tu->tp), trace_uprobe_nhit(tu));
+		   trace_probe_name(&tu->tp), nhit);
 	return 0;
 }
 
-/*
- * tracefs: uprobe_events and uprobe_profile are two listings of the same
- * thing, the uprobes among the dynamic events (walked under event_mutex),
- * and share their file operations.  Each file's private data, kept by
- * tracefs in its inode, is its line printer; only uprobe_events takes
- * writes.
- */
+/* uprobe_events and uprobe_profile share fops; i_private is the printer. */
 typedef int (*uprobe_line_fn)(struct seq_file *m, struct dyn_event *ev);
 
 static bool is_uprobe_events(struct file *file)
@@ -796,10 +646,7 @@ static int uprobe_list_open(struct inode *inode, struct file *file)
 	if (ret)
 		return ret;
 
-	/*
-	 * "echo DEF > uprobe_events" replaces the whole list, all or
-	 * nothing: with one event busy, none is removed (EBUSY).
-	 */
+	/* Truncating uprobe_events removes all uprobes, or none (EBUSY). */
 	if (is_uprobe_events(file) && (file->f_mode & FMODE_WRITE) &&
 	    (file->f_flags & O_TRUNC)) {
 		ret = dyn_events_release_all(&trace_uprobe_ops);
@@ -809,8 +656,7 @@ static int uprobe_list_open(struct inode *inode, struct file *file)
 
 	ret = seq_open(file, &uprobe_list_seq_ops);
 	if (!ret)
-		((struct seq_file *)file->private_data)->private =
-			inode->i_private;
+		((struct seq_file *)file->private_data)->private = inode->i_private;
 	return ret;
 }
 
@@ -820,87 +666,16 @@ static ssize_t uprobe_list_write(struct file *file, const char __user *ubuf,
 	if (!is_uprobe_events(file))
 		return -EINVAL;
 
-	/* One definition or deletion a line, '#' comments allowed. */
 	return trace_parse_run_command(file, ubuf, count, ppos,
 				       create_or_delete_trace_uprobe);
 }
 
-/*
- * Reading is plain seq_file.  Never a module (UPROBE_EVENTS is a bool):
- * no .owner to pin.
- */
 static const struct file_operations uprobe_list_fops = {
 	.open = uprobe_list_open, .write = uprobe_list_write,
 	.read_iter = seq_read_iter, .llseek = seq_lseek,
 	.release = seq_release,
 };
 
-/* The event class */
-
-static int define_head_field(struct trace_event_call *call, const char *name,
-			     size_t offset)
-{
-	return trace_define_field(call, "unsigned long", name, offset,
-				  sizeof(unsigned long), 0, FILTER_OTHER);
-}
-
-/* The format: the head fields of the probe's kind, then the arguments. */
-static int uprobe_event_define_fields(struct trace_event_call *call)
-{
-	struct trace_probe *tp = trace_probe_primary_from_call(call);
-	size_t head_size;
-	int ret;
-
-	if (WARN_ON_ONCE(!tp))
-		return -ENOENT;
-
-	if (container_of(tp, struct trace_uprobe, tp)->is_return) {
-		const size_t func = offsetof(struct uretprobe_entry_head, func);
-		const size_t ret_ip = offsetof(struct uretprobe_entry_head,
-					       ret_ip);
-
-		ret = define_head_field(call, FIELD_STRING_FUNC, func);
-		if (!ret)
-			ret = define_head_field(call, FIELD_STRING_RETIP, ret_ip);
-		head_size = sizeof(struct uretprobe_entry_head);
-	} else {
-		const size_t ip = offsetof(struct uprobe_entry_head, ip);
-
-		ret = define_head_field(call, FIELD_STRING_IP, ip);
-		head_size = sizeof(struct uprobe_entry_head);
-	}
-
-	return ret ?: traceprobe_define_arg_fields(call, head_size, tp);
-}
-
-static struct trace_event_functions uprobe_funcs = {
-	.trace		= trace_uprobe_print_event,
-};
-
-static struct trace_event_fields uprobe_fields_array[] = {
-	{ .type = TRACE_FUNCTION_TYPE,
-	  .define_fields = uprobe_event_define_fields },
-	{}
-};
-
-/**
- * trace_uprobe_init_event_call - set up the event of a new probe point
- * @tu: the probe point, whose event is its own
- *
- * Fills in what the event's format, output and registration need; the
- * caller registers the event (tracefs) or hands it to perf (local probes).
- */
-void trace_uprobe_init_event_call(struct trace_uprobe *tu)
-{
-	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
-
-	call->event.funcs = &uprobe_funcs;
-	call->class->fields_array = uprobe_fields_array;
-	call->flags = TRACE_EVENT_FL_UPROBE | TRACE_EVENT_FL_CAP_ANY;
-	call->class->reg = trace_uprobe_register;
-}
-
-/* The tracefs files: both listings, and which one may be written. */
 static const struct {
 	const char	*name;
 	umode_t		mode;
@@ -910,10 +685,7 @@ static const struct {
 	{ "uprobe_profile",	TRACE_MODE_READ,	trace_uprobe_show_hits },
 };
 
-/*
- * The dynamic-event type is there even when tracefs is not (for the
- * in-kernel users of dynamic events); the files only with tracefs.
- */
+/* The dynamic-event type even without tracefs; the files only with it. */
 static __init int init_uprobe_trace(void)
 {
 	int i, ret;

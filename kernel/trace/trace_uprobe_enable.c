@@ -1,18 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uprobe-based trace events: enabling and disabling them, that is
- * registering their probe points' consumers with the uprobes core.
- *
- * An event is enabled by any mix of tracefs instances (TP_FLAG_TRACE, set
- * while at least one instance's file is linked), and perf events or BPF
- * programs (TP_FLAG_PROFILE, set while perf has the event registered).
- * The first of them registers each probe point's uprobe_consumer with the
- * uprobes core, the last one unregisters it.  Which processes get a
- * breakpoint is the consumer's filter: all of them while a tracefs
- * instance traces the event, otherwise only those the perf events select
- * (trace_uprobe_perf_wants()).  Whenever that set grows or shrinks while
- * the consumers stay registered, uprobe_apply() brings the breakpoints in
- * line with it.  Locking: see trace_uprobe.c.
+ * uprobe-based trace events: enabling.  Tracefs (TP_FLAG_TRACE) and perf
+ * (TP_FLAG_PROFILE) enable an event in any mix; the first registers its
+ * consumers, the last unregisters them.  The filter wants every mm while
+ * tracefs traces the event, else those perf wants; uprobe_apply() follows.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
@@ -21,49 +12,50 @@
 #include "trace_uprobe.h"
 
 /*
- * Batches.  Writing a system's "enable" file (or set_event) enables or
- * disables its events one after another under event_mutex, and each
- * registration with the core would walk every mm mapping the probed file.
- * trace_events.c brackets that loop with trace_uprobe_batch_begin() and
- * trace_uprobe_batch_end().  Enabling, the consumers of the uprobe events
- * the loop may enable are registered beforehand in one
- * uprobe_register_batch(), each event's enable then finds its consumer
- * registered (or, where the batch failed, registers it alone and gets the
- * error itself), and the end unregisters those the loop did not enable.
- * Disabling, the loop queues the unregistrations on batch_list and the end
- * does them in one uprobe_unregister_batch_nosync().  Both under
- * event_mutex.
+ * A system's "enable" file (un)registers its events one by one, each walking
+ * every mm that maps the file; trace_events.c brackets that loop with
+ * trace_uprobe_batch_begin() and _end().  Enabling, the begin registers in
+ * one batch what the loop may enable, the end unregisters what it did not
+ * (an event the batch failed registers alone, for its own error).
+ * Disabling, the end unregisters in one batch.  Under event_mutex.
  */
 enum trace_uprobe_batch { BATCH_NONE, BATCH_ENABLE, BATCH_DISABLE };
 static enum trace_uprobe_batch batch;
 static LIST_HEAD(batch_list);
 
+/**
+ * trace_uprobe_register_consumer - register a probe point with the core
+ * @tu: the probe point, registered already or not
+ *
+ * Context: event_mutex held.
+ * Return: 0 or the error of the registration.
+ */
 int trace_uprobe_register_consumer(struct trace_uprobe *tu)
 {
-	struct inode *inode = trace_uprobe_inode(tu);
 	int ret;
 
+	lockdep_assert_held(&event_mutex);
 	if (tu->registered)
 		return 0;
 
-	if (tu->ref_ctr_offset)
-		ret = uprobe_register_refctr(inode, tu->offset,
-					     tu->ref_ctr_offset, &tu->consumer);
-	else
-		ret = uprobe_register(inode, tu->offset, &tu->consumer);
+	ret = uprobe_register_refctr(tu->inode, tu->offset, tu->ref_ctr_offset,
+				     &tu->consumer);
 	if (!ret)
 		tu->registered = true;
 
 	return ret;
 }
 
-/*
- * Without @wait, a handler of @tu may still run after this returns: see
- * unregister_all_consumers() for who may do that.
+/**
+ * trace_uprobe_unregister_consumer - unregister a probe point
+ * @tu: the probe point, registered or not
+ * @wait: wait for its running handlers (else see unregister_all_consumers())
+ *
+ * Context: event_mutex held.
  */
-static void __trace_uprobe_unregister_consumer(struct trace_uprobe *tu,
-					       bool wait)
+void trace_uprobe_unregister_consumer(struct trace_uprobe *tu, bool wait)
 {
+	lockdep_assert_held(&event_mutex);
 	if (!tu->registered)
 		return;
 
@@ -74,60 +66,39 @@ static void __trace_uprobe_unregister_consumer(struct trace_uprobe *tu,
 		return;
 	}
 	if (wait)
-		uprobe_unregister(trace_uprobe_inode(tu), tu->offset,
-				  &tu->consumer);
+		uprobe_unregister(tu->inode, tu->offset, &tu->consumer);
 	else
-		uprobe_unregister_nosync(trace_uprobe_inode(tu), tu->offset,
-					 &tu->consumer);
+		uprobe_unregister_nosync(tu->inode, tu->offset, &tu->consumer);
 	tu->registered = false;
 }
 
-void trace_uprobe_unregister_consumer(struct trace_uprobe *tu)
-{
-	__trace_uprobe_unregister_consumer(tu, true);
-}
+static const char *insn_err = "This instruction cannot be probed";
 
-/* Not "* const": tracing_log_err() takes a const char **. */
-static const char *trace_uprobe_enable_errs[] = {
-	"This instruction cannot be probed",
-};
-
-/*
- * An instruction the core refuses, in a file no process mapped when the
- * event was enabled: the enable fails, and error_log says where, as for
- * a definition refused.
- */
+/* With no process mapping the file, the enable fails on a bad instruction. */
 static int trace_uprobe_check_insn(struct trace_uprobe *tu)
 {
-	const char *grp = trace_probe_group_name(&tu->tp);
-	const char *ev = trace_probe_name(&tu->tp);
 	char *cmd;
 	int ret;
 
 	if (tu->insn_checked)
 		return 0;
 	ret = uprobe_analyze_unmapped(&tu->path, tu->offset);
-	if (!ret) {
-		tu->insn_checked = true;
+	tu->insn_checked = !ret;
+	if (!ret)
 		return 0;
-	}
 	cmd = kasprintf(GFP_KERNEL, "%c:%s/%s %s:0x%lx",
-			tu->is_return ? 'r' : 'p', grp, ev, tu->filename,
-			tu->offset);
+			tu->is_return ? 'r' : 'p', trace_probe_group_name(&tu->tp),
+			trace_probe_name(&tu->tp), tu->filename, tu->offset);
 	if (cmd) {
 		/* The caret under the offset. */
-		tracing_log_err(NULL, "trace_uprobe", cmd,
-				trace_uprobe_enable_errs, 0,
-				strlen(cmd) - strlen(strrchr(cmd, ':')) + 1);
+		tracing_log_err(NULL, "trace_uprobe", cmd, &insn_err, 0,
+				strrchr(cmd, ':') - cmd + 1);
 		kfree(cmd);
 	}
 	return ret;
 }
 
-/*
- * Register every probe point of an event, or none: a partly enabled event
- * would silently miss the hits of the points that failed.
- */
+/* All probe points of an event or none: a partial event misses hits. */
 static int register_all_consumers(struct trace_probe *tp)
 {
 	struct trace_uprobe *tu, *done;
@@ -138,7 +109,7 @@ static int register_all_consumers(struct trace_probe *tp)
 		if (ret)
 			goto undo;
 	}
-	/* Registered, so that a process mapping the file meanwhile counts. */
+	/* Checked once registered: a process mapping the file now counts. */
 	for_each_sibling(tu, tp) {
 		ret = trace_uprobe_check_insn(tu);
 		if (ret) {
@@ -152,31 +123,23 @@ undo:
 	for_each_sibling(done, tp) {
 		if (done == tu)
 			break;
-		trace_uprobe_unregister_consumer(done);
+		trace_uprobe_unregister_consumer(done, true);
 	}
 	return ret;
 }
 
 /*
- * Unregister every probe point of an event, without waiting for handlers
- * already running: a group of many events is then disabled without a
- * grace period per event.  Such a late handler touches nothing that is
- * freed before the wait:
- *  - it finds no tracefs link (they are unlinked under RCU, and the trace
- *    buffers they lead to are freed only after an RCU grace period);
- *  - it writes to perf only after seeing TP_FLAG_PROFILE with preemption
- *    off, and perf frees its per-CPU lists and buffers after clearing the
- *    flag (TRACE_REG_PERF_UNREGISTER) and an RCU grace period;
- *  - the trace_uprobe and its event stay until trace_uprobe_release() or
- *    trace_uprobe_free(), which wait for it (uprobe_unregister_sync()),
- *    or trace_uprobe_free_later(), which frees them after it.
+ * Not waiting for running handlers spares a grace period per event.  A late
+ * handler finds the links and buffers under RCU, perf's lists under its
+ * preempt_disable() (freed a grace period after TP_FLAG_PROFILE clears), and
+ * the trace_uprobe until uprobe_unregister_sync() or trace_uprobe_free_later().
  */
 static void unregister_all_consumers(struct trace_probe *tp)
 {
 	struct trace_uprobe *tu;
 
 	for_each_sibling(tu, tp)
-		__trace_uprobe_unregister_consumer(tu, false);
+		trace_uprobe_unregister_consumer(tu, false);
 }
 
 /* Would __ftrace_set_clr_event_nolock() enable @tu's event? */
@@ -206,7 +169,7 @@ static struct uprobe_reg *batch_regs(unsigned int nr)
 		return NULL;
 	list_for_each_entry(tu, &batch_list, batch_node)
 		regs[i++] = (struct uprobe_reg){
-			.inode = trace_uprobe_inode(tu),
+			.inode = tu->inode,
 			.offset = tu->offset,
 			.ref_ctr_offset = tu->ref_ctr_offset,
 			.uc = &tu->consumer,
@@ -214,7 +177,7 @@ static struct uprobe_reg *batch_regs(unsigned int nr)
 	return regs;
 }
 
-/* Unregister the consumers on batch_list and empty it. */
+/* Unregister the @nr consumers on batch_list and empty it. */
 static void batch_unregister(unsigned int nr)
 {
 	struct trace_uprobe *tu, *tmp;
@@ -225,8 +188,7 @@ static void batch_unregister(unsigned int nr)
 		uprobe_unregister_batch_nosync(regs, nr);
 	list_for_each_entry_safe(tu, tmp, &batch_list, batch_node) {
 		if (!regs)
-			uprobe_unregister_nosync(trace_uprobe_inode(tu),
-						 tu->offset, &tu->consumer);
+			uprobe_unregister_nosync(tu->inode, tu->offset, &tu->consumer);
 		tu->registered = false;
 		list_del_init(&tu->batch_node);
 	}
@@ -296,18 +258,16 @@ void trace_uprobe_batch_end(void)
 	unsigned int nr = 0;
 
 	lockdep_assert_held(&event_mutex);
-	if (batch == BATCH_ENABLE) {
-		/* Keep the consumers whose events the loop enabled. */
-		list_for_each_entry_safe(tu, tmp, &batch_list, batch_node) {
+	list_for_each_entry_safe(tu, tmp, &batch_list, batch_node) {
+		/* Enabling, keep the consumers whose events the loop enabled. */
+		if (batch == BATCH_ENABLE) {
 			WRITE_ONCE(tu->batch_wants, false);
-			if (!tu->registered || trace_probe_is_enabled(&tu->tp))
+			if (!tu->registered || trace_probe_is_enabled(&tu->tp)) {
 				list_del_init(&tu->batch_node);
-			else
-				nr++;
+				continue;
+			}
 		}
-	} else {
-		list_for_each_entry(tu, &batch_list, batch_node)
-			nr++;
+		nr++;
 	}
 	batch = BATCH_NONE;
 	batch_unregister(nr);
@@ -316,13 +276,9 @@ void trace_uprobe_batch_end(void)
 /**
  * trace_uprobe_apply_all - re-evaluate the filter of every probe point
  * @tp: any probe point of the event
- * @add: true when the filter now selects more processes than before,
- *	 false when it selects fewer
+ * @add: true when the filter now selects more processes, false for fewer
  *
- * Installs the breakpoints the filter now wants, or removes those it no
- * longer wants, in every process that maps the probed files.
- *
- * Context: event_mutex held; the consumers are registered.
+ * Context: event_mutex held.
  * Return: 0 or the first error of uprobe_apply().
  */
 int trace_uprobe_apply_all(struct trace_probe *tp, bool add)
@@ -335,26 +291,20 @@ int trace_uprobe_apply_all(struct trace_probe *tp, bool add)
 	for_each_sibling(tu, tp) {
 		if (!tu->registered)
 			continue;
-		err = uprobe_apply(trace_uprobe_inode(tu), tu->offset,
-				   &tu->consumer, add);
+		err = uprobe_apply(tu->inode, tu->offset, &tu->consumer, add);
 		if (err && !ret)
 			ret = err;
 	}
 	return ret;
 }
 
-/*
- * Enable the event for a tracefs instance (@file) or for perf (@file is
- * NULL).  Tracefs and perf users may be mixed freely: the consumers are
- * registered by the first user, and a tracefs instance joining perf-only
- * users widens the filter to every process.
- */
+/* Enable for a tracefs instance (@file), or for perf (@file NULL). */
 static int probe_event_enable(struct trace_event_call *call,
 			      struct trace_event_file *file)
 {
 	struct trace_probe *tp;
 	bool was_enabled, was_traced;
-	int ret;
+	int ret = 0;
 
 	lockdep_assert_held(&event_mutex);
 
@@ -377,10 +327,8 @@ static int probe_event_enable(struct trace_event_call *call,
 
 	if (!was_enabled)
 		ret = register_all_consumers(tp);
-	else if (file && !was_traced)
+	else if (file && !was_traced)	/* perf only so far: widen */
 		ret = trace_uprobe_apply_all(tp, true);
-	else
-		ret = 0;
 
 	if (ret) {
 		if (file)
@@ -407,7 +355,6 @@ static int probe_event_disable(struct trace_event_call *call,
 		return -ENODEV;
 
 	if (file) {
-		/* Clears TP_FLAG_TRACE with the last link. */
 		ret = trace_probe_remove_file(tp, file);
 		if (ret)
 			return ret;
@@ -418,16 +365,21 @@ static int probe_event_disable(struct trace_event_call *call,
 
 	if (!trace_probe_is_enabled(tp))
 		unregister_all_consumers(tp);
-	else if (narrowed)
-		/* Only perf users remain: keep their processes only. */
+	else if (narrowed)	/* perf only now */
 		trace_uprobe_apply_all(tp, false);
 
 	return 0;
 }
 
-/*
- * Whether the breakpoint of @uc belongs in @mm: everywhere while a tracefs
- * instance traces the event, where the perf events want it otherwise.
+/**
+ * trace_uprobe_consumer_filter - does a probe point's breakpoint belong in @mm?
+ * @uc: the probe point's consumer
+ * @ctx: unused
+ * @mm: the process
+ *
+ * Context: any.
+ * Return: true while a tracefs instance traces the event, or a perf event
+ * or a batch enable wants @mm.
  */
 bool trace_uprobe_consumer_filter(struct uprobe_consumer *uc,
 				  enum uprobe_filter_ctx ctx, struct mm_struct *mm)
@@ -439,15 +391,17 @@ bool trace_uprobe_consumer_filter(struct uprobe_consumer *uc,
 		return true;
 	if (flags & TP_FLAG_PROFILE)
 		return trace_uprobe_perf_wants(trace_uprobe_filter(tu), mm);
-	/* Registered by a batch ahead of its tracefs enable (never with perf). */
 	return READ_ONCE(tu->batch_wants);
 }
 
-/*
- * What trace_events.c (tracefs instances) and trace_event_perf.c (perf,
- * and BPF through it) ask of the event, always under event_mutex.  For
- * the tracefs requests @data is the instance's file; perf's registration
- * is for all its events at once, its open and close for one of them.
+/**
+ * trace_uprobe_register - the event's class->reg
+ * @event: the event
+ * @type: what tracefs or perf asks
+ * @data: the trace_event_file, or the perf_event for PERF_OPEN and CLOSE
+ *
+ * Context: event_mutex held, but for TRACE_REG_PERF_ADD and _DEL.
+ * Return: 0 or an error.
  */
 int trace_uprobe_register(struct trace_event_call *event,
 			  enum trace_reg type, void *data)
@@ -466,7 +420,6 @@ int trace_uprobe_register(struct trace_event_call *event,
 	case TRACE_REG_PERF_CLOSE:
 		return trace_uprobe_perf_close(event, data);
 	default:
-		/* Perf's add/del: the default per-CPU lists do. */
-		return 0;
+		return 0;	/* perf's add/del: the default lists do */
 	}
 }

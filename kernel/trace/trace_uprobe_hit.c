@@ -1,8 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uprobe-based trace events: a hit.  The consumer's handlers fetch the
- * event's arguments from the probed task, build the record once and hand
- * it to the tracefs instances and to perf (and BPF) alike.
+ * uprobe-based trace events: a hit and its record, built once for the
+ * tracefs instances and perf (and BPF) alike.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
@@ -13,59 +12,28 @@
 #include "trace_uprobe.h"
 #include "trace_probe_tmpl.h"
 
-/*
- * The largest record a hit produces.  Strings are cut to fit, so that a
- * record always fits one ring-buffer page, with room to spare for the
- * page's and the event's own headers.
- */
+/* The largest record: strings are cut to fit one ring-buffer page. */
 #define UPROBE_RECORD_MAX	(PAGE_SIZE - 128)
 
-/* Records up to this size are built on the stack, bigger ones in a kmalloc. */
+/* Records up to this size are built on the stack, bigger ones kmalloc'ed. */
 #define UPROBE_RECORD_ONSTACK	128
 
-/*
- * A hit's record while it fits on the stack: the dispatcher writes the
- * head in place, build_record() appends the rest, and clears what it uses
- * a word at a time (hence the word of slack).  The array comes first:
- * GCC gives a union whose first member is a 16-byte struct a 16-byte
- * alignment, which the dispatchers would pay for with a stack
- * realignment on every hit.
- */
+/* Slack for build_record()'s clearing; buf first or GCC aligns it to 16. */
 union uprobe_stack_record {
 	u8				buf[UPROBE_RECORD_ONSTACK + sizeof(u64)];
 	struct uprobe_entry_head	entry;
 	struct uretprobe_entry_head	ret;
 };
 
-/*
- * Fetching arguments
- *
- * Everything a uprobe reads is in the probed task's memory, read in the
- * task's own context where faulting a page in is allowed: registers and
- * the user stack, memory through user pointers, strings.  The only kernel
- * strings are $comm and immediate strings, stored by store_kernel_string().
- */
-
-/* What the fetch code needs to know about one hit. */
 struct uprobe_hit {
 	struct pt_regs		*regs;
-	/* Where the probed file's offset 0 is mapped, for @+OFFSET. */
-	unsigned long		file_base;
+	unsigned long		file_base;	/* for @+OFFSET */
 };
 
-/*
- * The helpers trace_probe_tmpl.h asks for.  All memory a uprobe reads is
- * the probed task's, so the plain and the "_user" variants are the same.
- */
-static const char __user *user_ptr(unsigned long addr)
-{
-	return (const char __user *)addr;
-}
-
+/* A uprobe reads user memory only, faults allowed: plain and _user agree. */
 static nokprobe_inline int probe_mem_read_user(void *dest, void *src, size_t size)
 {
-	return copy_from_user(dest, user_ptr((unsigned long)src), size) ?
-	       -EFAULT : 0;
+	return copy_from_user(dest, (__force void __user *)src, size) ? -EFAULT : 0;
 }
 
 static nokprobe_inline int probe_mem_read(void *dest, void *src, size_t size)
@@ -76,9 +44,9 @@ static nokprobe_inline int probe_mem_read(void *dest, void *src, size_t size)
 /* With its NUL; 0 on a fault; a longer string is cut to the maximum. */
 static nokprobe_inline int fetch_store_strlen_user(unsigned long addr)
 {
-	long len = strnlen_user(user_ptr(addr), MAX_STRING_SIZE);
+	long len = strnlen_user((const char __user *)addr, MAX_STRING_SIZE);
 
-	return len > MAX_STRING_SIZE ? MAX_STRING_SIZE : len;
+	return min_t(long, len, MAX_STRING_SIZE);
 }
 
 static nokprobe_inline int fetch_store_strlen(unsigned long addr)
@@ -86,18 +54,12 @@ static nokprobe_inline int fetch_store_strlen(unsigned long addr)
 	return fetch_store_strlen_user(addr);
 }
 
-/* Make the data location at @dest say that @len bytes were stored. */
 static void set_stored_len(void *dest, int len)
 {
 	*(u32 *)dest = make_data_loc(len, get_loc_offs(*(u32 *)dest));
 }
 
-/*
- * Copy the user string at @addr into the room the data location at @dest
- * describes: the whole string with its NUL, or as much as fits followed
- * by a NUL, or nothing on a fault (the location then says 0 bytes, which
- * prints as a fault).
- */
+/* Whole, or cut to fit the room with a NUL, or 0 bytes on a fault. */
 static nokprobe_inline int fetch_store_string_user(unsigned long addr, void *dest, void *base)
 {
 	int room = get_loc_len(*(u32 *)dest);
@@ -107,12 +69,11 @@ static nokprobe_inline int fetch_store_string_user(unsigned long addr, void *des
 	if (unlikely(!room))
 		return -ENOMEM;
 
-	copied = strncpy_from_user(buf, user_ptr(addr), room);
+	copied = strncpy_from_user(buf, (const char __user *)addr, room);
 	if (copied < 0) {
 		set_stored_len(dest, 0);
 		return copied;
 	}
-	/* No NUL within the room: cut the string to fit. */
 	copied = copied < room ? copied + 1 : room;
 	buf[copied - 1] = '\0';
 	set_stored_len(dest, copied);
@@ -130,7 +91,6 @@ static int store_kernel_string(const char *str, struct fetch_insn *code,
 {
 	int len = strlen(str) + 1;
 	int room;
-	char *buf;
 
 	/* The parser gives these a string store and nothing else. */
 	if (code->op != FETCH_OP_ST_STRING || code[1].op != FETCH_OP_END)
@@ -142,103 +102,61 @@ static int store_kernel_string(const char *str, struct fetch_insn *code,
 	if (!room)
 		return -ENOMEM;
 	len = min(len, room);
-	buf = get_loc_data(dest, base);
-	memcpy(buf, str, len - 1);
-	buf[len - 1] = '\0';
+	strscpy(get_loc_data(dest, base), str, len);
 	set_stored_len(dest, len);
 	return len;
-}
-
-/* The word at user address @addr, or 0 if it cannot be read. */
-static unsigned long read_user_word(unsigned long addr)
-{
-	unsigned long word;
-
-	if (get_user(word, (unsigned long __user *)addr))
-		return 0;
-	return word;
-}
-
-/*
- * The first stage of a fetch: a value taken from the hit itself.  Returns
- * false for an operation that cannot start a uprobe fetch.
- */
-static bool fetch_context_value(const struct fetch_insn *code,
-				const struct uprobe_hit *hit,
-				unsigned long *val)
-{
-	struct pt_regs *regs = hit->regs;
-	unsigned long sp = user_stack_pointer(regs);
-
-	if (code->op == FETCH_OP_REG)
-		*val = regs_get_register(regs, code->param);
-	else if (code->op == FETCH_OP_STACKP)
-		*val = sp;
-	else if (code->op == FETCH_OP_STACK)
-		*val = read_user_word(sp + code->param * sizeof(long));
-	else if (code->op == FETCH_OP_RETVAL)
-		*val = regs_return_value(regs);
-	else if (code->op == FETCH_OP_IMM)
-		*val = code->immediate;
-	else if (code->op == FETCH_OP_FOFFS)
-		*val = hit->file_base + code->immediate;
-	else
-		return false;
-	return true;
 }
 
 static int
 process_fetch_insn(struct fetch_insn *code, void *rec, void *dest, void *base)
 {
+	struct uprobe_hit *hit = rec;
+	struct pt_regs *regs = hit->regs;
 	unsigned long val;
 
-	/* $comm and immediate strings are stored whole, from kernel memory. */
-	if (code->op == FETCH_OP_COMM)
+	if (code->op == FETCH_OP_REG)
+		val = regs_get_register(regs, code->param);
+	else if (code->op == FETCH_OP_STACKP)
+		val = user_stack_pointer(regs);
+	else if (code->op == FETCH_OP_STACK)	/* 0 on a fault */
+		get_user(val, (unsigned long __user *)user_stack_pointer(regs) +
+			      code->param);
+	else if (code->op == FETCH_OP_RETVAL)
+		val = regs_return_value(regs);
+	else if (code->op == FETCH_OP_IMM)
+		val = code->immediate;
+	else if (code->op == FETCH_OP_FOFFS)
+		val = hit->file_base + code->immediate;
+	else if (code->op == FETCH_OP_COMM)
 		return store_kernel_string(current->comm, code + 1, dest, base);
-	if (code->op == FETCH_OP_DATA)
+	else if (code->op == FETCH_OP_DATA)
 		return store_kernel_string(code->data, code + 1, dest, base);
-
-	if (!fetch_context_value(code, rec, &val))
+	else
 		return -EILSEQ;
 
-	/* Dereferences, the store, bitfields and arrays: the common stages. */
 	return process_fetch_insn_bottom(code + 1, val, dest, base);
 }
 
-/*
- * Build the record of one hit: @head_size bytes of head (already filled
- * in by the caller, at the start of @sr), then the fetch arguments, then
- * their strings.  Returns 0, or -ENOMEM when no buffer could be had.
- */
+/* Build the record: the head (already at @sr), the arguments, the strings. */
 static __always_inline int build_record(struct trace_uprobe *tu,
 					struct uprobe_hit *hit, int head_size,
 					struct uprobe_record *rec,
 					union uprobe_stack_record *sr)
 {
 	struct trace_probe *tp = &tu->tp;
-	int i, len, room, dsize = 0;
+	int room, dsize;
 	void *data;
 
-	for (i = 0; i < tp->nr_args; i++) {
-		if (!tp->args[i].dynamic)
-			continue;
-		len = process_fetch_insn(tp->args[i].code, hit, NULL, NULL);
-		if (len > 0)
-			dsize += len;
-	}
+	/* __get_data_size() passes its "regs" on to process_fetch_insn(). */
+	dsize = __get_data_size(tp, (void *)hit);
 	dsize = min_t(int, dsize, UPROBE_RECORD_MAX - head_size - tp->size);
 
 	rec->size = head_size + tp->size + dsize;
-	/* With room for perf's padding, so that perf can take it as it is. */
+	/* With room for perf's padding: perf takes it as it is. */
 	room = trace_uprobe_perf_size(rec->size);
 	if (room <= UPROBE_RECORD_ONSTACK) {
-		rec->data = sr->buf;	/* the head is there already */
-		/*
-		 * No old stack bytes may reach a reader: an argument that
-		 * faults stores nothing, and perf copies the padding out.
-		 * Without arguments, that is the padding only: one store
-		 * (the buffer has a word of slack for it).
-		 */
+		rec->data = sr->buf;
+		/* No stale byte out: a fault stores nothing, perf copies padding. */
 		data = rec->data + head_size;
 		if (room - head_size <= sizeof(u64))
 			put_unaligned(0ULL, (u64 *)data);
@@ -252,72 +170,39 @@ static __always_inline int build_record(struct trace_uprobe *tu,
 	}
 
 	if (tp->nr_args)
-		store_trace_args(rec->data + head_size, tp, hit, head_size,
-				 dsize);
+		store_trace_args(rec->data + head_size, tp, hit, head_size, dsize);
 	return 0;
 }
 
-static void free_record(struct uprobe_record *rec,
-			union uprobe_stack_record *sr)
-{
-	if (rec->data != sr->buf)
-		kfree(rec->data);
-}
-
-/* The hit path */
-
-/*
- * The flags of an instance's event file under which a hit takes the
- * generic path: a pid filter, an event filter, triggers, soft disabling.
- * Each may drop the record or do more with it.
- */
+/* The event file flags under which a hit takes the generic path. */
 #define UPROBE_TRACE_GENERIC	(EVENT_FILE_FL_PID_FILTER |	\
 				 EVENT_FILE_FL_FILTERED |	\
 				 EVENT_FILE_FL_TRIGGER_MODE |	\
 				 EVENT_FILE_FL_TRIGGER_COND |	\
 				 EVENT_FILE_FL_SOFT_DISABLED)
 
-/*
- * Write the record to @file's instance through trace_event_buffer_reserve()
- * and trace_event_buffer_commit(), which apply its filters and triggers.
- */
+/* Through trace_event_buffer_reserve(), for filters and triggers. */
 static void uprobe_trace_generic(struct trace_event_file *file,
 				 struct uprobe_record *rec,
 				 unsigned int trace_ctx)
 {
-	/* trace_event_buffer_reserve() sets every field. */
-	struct trace_event_buffer fbuffer __uninitialized;
-	void *entry;
+	struct trace_event_buffer fbuffer __uninitialized;	/* all set */
 
-	if (trace_trigger_soft_disabled(file))
+	if (trace_trigger_soft_disabled(file) ||
+	    !trace_event_buffer_reserve(&fbuffer, file, rec->size))
 		return;
-	entry = trace_event_buffer_reserve(&fbuffer, file, rec->size);
-	if (!entry)
-		return;
-	/*
-	 * The head too: the context reserving guessed counts our
-	 * preempt_disable() and rcu_read_lock() when the kernel counts
-	 * without preempting.
-	 */
-	memcpy(entry, rec->data, rec->size);
+	/* Head too: the reserved context counts our preempt_disable(). */
+	memcpy(fbuffer.entry, rec->data, rec->size);
 	fbuffer.trace_ctx = trace_ctx;
 	trace_event_buffer_commit(&fbuffer);
 }
 
-/*
- * Write the record, its trace_entry filled in, to the instance of a file
- * that neither filters nor triggers.  Reserving and copying is all that
- * trace_event_buffer_reserve() would do for it, and the record is copied
- * whole.  Committing is all that trace_event_buffer_commit() would do,
- * unless the instance wants stack traces or the events are printed or
- * exported.
- */
+/* For a file that neither filters nor triggers. */
 static void uprobe_trace_plain(struct trace_event_file *file,
 			       struct uprobe_record *rec,
 			       unsigned int trace_ctx)
 {
-	/* Every field is set below: not zeroed first on every hit. */
-	struct trace_event_buffer fbuffer __uninitialized;
+	struct trace_event_buffer fbuffer __uninitialized;	/* all set */
 
 	fbuffer.buffer = file->tr->array_buffer.buffer;
 	fbuffer.event = ring_buffer_lock_reserve(fbuffer.buffer, rec->size);
@@ -326,34 +211,25 @@ static void uprobe_trace_plain(struct trace_event_file *file,
 	fbuffer.entry = ring_buffer_event_data(fbuffer.event);
 	memcpy(fbuffer.entry, rec->data, rec->size);
 	if (trace_event_commit_is_plain(file->tr)) {
-		trace_buffer_unlock_commit_nostack(fbuffer.buffer,
-						   fbuffer.event);
+		trace_buffer_unlock_commit_nostack(fbuffer.buffer, fbuffer.event);
 		return;
 	}
 	fbuffer.trace_file = file;
 	fbuffer.trace_ctx = trace_ctx;
-	/*
-	 * No registers: options/stacktrace records the kernel stack of
-	 * this hit.  Ours are the user's, from which the unwinder would
-	 * find only the probed address.
-	 */
+	/* No regs: a stack trace from the user's shows the probed address only. */
 	fbuffer.regs = NULL;
 	trace_event_buffer_commit(&fbuffer);
 }
 
 /**
- * trace_uprobe_record_in_place - may hits write their record into the buffer?
+ * trace_uprobe_record_in_place - may hits write straight into the buffer?
  * @tp: the event's probe, its arguments parsed
  *
- * Every argument must be a value of the hit itself (a register, the stack
- * pointer, the return value, an immediate), stored as it is or as a
- * bitfield.  A dereference reads user memory, which may
- * fault and sleep where a reserved ring-buffer event allows neither, and a
- * string's size is known only once it is read: such records are built
- * first and copied.  The record must also fit on the stack, for instances
- * that filter or trigger.
+ * Only when every argument is a register, the stack pointer, the return
+ * value or an immediate, stored raw or as a bitfield: no fault, no sleep.
+ * The record must also fit on the stack, for instances that filter.
  *
- * Return: true when the hits of a tracefs-only event may write in place.
+ * Return: true when the hits may write their record in place.
  */
 bool trace_uprobe_record_in_place(struct trace_probe *tp)
 {
@@ -364,15 +240,9 @@ bool trace_uprobe_record_in_place(struct trace_probe *tp)
 		return false;
 	for (i = 0; i < tp->nr_args; i++) {
 		code = tp->args[i].code;
-		switch (code->op) {
-		case FETCH_OP_REG:
-		case FETCH_OP_STACKP:
-		case FETCH_OP_RETVAL:
-		case FETCH_OP_IMM:
-			break;
-		default:
+		if (code->op != FETCH_OP_REG && code->op != FETCH_OP_STACKP &&
+		    code->op != FETCH_OP_RETVAL && code->op != FETCH_OP_IMM)
 			return false;
-		}
 		if ((++code)->op != FETCH_OP_ST_RAW)
 			return false;
 		if ((++code)->op == FETCH_OP_MOD_BF)
@@ -383,12 +253,7 @@ bool trace_uprobe_record_in_place(struct trace_probe *tp)
 	return true;
 }
 
-/*
- * Write a record that trace_uprobe_record_in_place() allows straight
- * into @file's ring buffer: the head (at the start of @sr, its trace_entry
- * filled in), then the arguments.  For a plain file (no filter, trigger
- * or pid filter) whose commit is plain.
- */
+/* Write the head at @sr, then the arguments, into @file's ring buffer. */
 static __always_inline void uprobe_trace_write_in_place(struct trace_event_file *file,
 							struct trace_uprobe *tu,
 							struct uprobe_hit *hit,
@@ -404,7 +269,6 @@ static __always_inline void uprobe_trace_write_in_place(struct trace_event_file 
 	if (!event)
 		return;
 	entry = ring_buffer_event_data(event);
-	/* A constant size: a few stores, not a copy loop. */
 	memcpy(entry, sr->buf, head_size);
 	if (tp->nr_args)
 		store_trace_args(entry + head_size, tp, hit, head_size, 0);
@@ -412,12 +276,8 @@ static __always_inline void uprobe_trace_write_in_place(struct trace_event_file 
 }
 
 /*
- * Write the hit's record to every tracefs instance tracing it.  @rec is
- * the record build_record() made, or, when trace_uprobe_record_in_place()
- * allows, has no data yet: a plain instance then gets it written straight
- * into its ring buffer, and any other gets it built at @sr first (every
- * byte is written: nothing to clear).  The head, at the start of the
- * record or of @sr, has its fields other than the trace_entry filled in.
+ * To every instance tracing the event.  With no data in @rec yet, a plain
+ * instance gets it written in place, any other gets it built at @sr first.
  */
 static __always_inline void uprobe_trace_output(struct trace_uprobe *tu,
 						struct uprobe_record *rec,
@@ -430,12 +290,7 @@ static __always_inline void uprobe_trace_output(struct trace_uprobe *tu,
 	struct event_file_link *link;
 	unsigned int trace_ctx;
 
-	/*
-	 * The probed task's context, the same for every instance, taken
-	 * before preempt_disable(): tracing_gen_ctx_dec() would take that
-	 * back only on a preemptible kernel, not where the count is kept
-	 * for debugging alone (PREEMPT_NONE with DEBUG_ATOMIC_SLEEP).
-	 */
+	/* Before preempt_disable(): _dec() undoes it on preemptible kernels only. */
 	trace_ctx = tracing_gen_ctx();
 	tracing_generic_entry_update(built ? rec->data : (void *)sr->buf,
 				     call->event.type, trace_ctx);
@@ -466,23 +321,22 @@ static __always_inline void uprobe_trace_output(struct trace_uprobe *tu,
 	preempt_enable();
 }
 
-/*
- * Everything a hit does once the event's head fields are known: BPF,
- * then one record for tracefs and perf alike.  Returns whether the
- * breakpoint is still wanted in this process.
- */
+/* A hit, its head filled in: false when this mm wants no breakpoint. */
 static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 				       struct uprobe_hit *hit,
 				       union uprobe_stack_record *sr,
 				       int head_size)
 {
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
 	unsigned int flags = trace_probe_load_flag(&tu->tp);
 	bool traced = flags & TP_FLAG_TRACE, to_perf = false;
 	struct uprobe_record rec __uninitialized;	/* set below */
 
 	if ((flags & TP_FLAG_PROFILE) &&
 	    trace_uprobe_perf_wants(trace_uprobe_filter(tu), current->mm)) {
-		to_perf = trace_uprobe_perf_run_bpf(tu, hit->regs);
+		/* Out of line only with BPF programs, which may drop the hit. */
+		to_perf = !bpf_prog_array_valid(call) ||
+			  trace_uprobe_perf_bpf(call, hit->regs);
 	} else if (!traced) {
 		/* Inherited from a parent, or installed for another consumer. */
 		return false;
@@ -491,11 +345,6 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 	if (!to_perf) {
 		if (!traced)
 			return true;
-		/*
-		 * Arguments that cannot fault: no record built first (see
-		 * uprobe_trace_output()).  A call of its own, so that the
-		 * compiler knows the record has no data yet.
-		 */
 		if (tu->record_in_place) {
 			rec.data = NULL;
 			rec.size = head_size + tu->tp.size;
@@ -512,51 +361,59 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 	if (to_perf)
 		trace_uprobe_perf_output(tu, hit->regs, &rec);
 
-	free_record(&rec, sr);
+	if (rec.data != sr->buf)
+		kfree(rec.data);
 	return true;
 }
 
-/*
- * The address of the breakpoint that was hit.  The core may or may not
- * have rewound the instruction pointer past the trap instruction yet, but
- * a file offset and its mapped address agree below the page size, so the
- * probe's offset tells where the instruction starts.
+/**
+ * trace_uprobe_dispatcher - a probe point's uprobe_consumer.handler
+ * @uc: the consumer
+ * @regs: the user registers
+ *
+ * A return probe's entry only decides whether to wait for the return.
+ *
+ * Context: the probed task, may sleep.
+ * Return: 0, or UPROBE_HANDLER_REMOVE when nobody wants hits in this mm.
  */
-static unsigned long probe_vaddr(struct trace_uprobe *tu, struct pt_regs *regs)
-{
-	unsigned long ip = instruction_pointer(regs);
-
-	return ip - ((ip - tu->offset) & ~PAGE_MASK);
-}
-
 int trace_uprobe_dispatcher(struct uprobe_consumer *uc, struct pt_regs *regs)
 {
 	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
-	union uprobe_stack_record sr __uninitialized;	/* see uprobe_hit() */
+	union uprobe_stack_record sr __uninitialized;
 	struct uprobe_entry_head *head = &sr.entry;
 	struct uprobe_hit hit = { .regs = regs };
+	unsigned long ip = instruction_pointer(regs);
 
-	/* A return probe's entry only decides whether to wait for the return. */
-	if (tu->is_return) {
-		if (trace_uprobe_consumer_filter(uc, UPROBE_FILTER_MMAP, current->mm))
-			return 0;
-		return UPROBE_HANDLER_REMOVE;
-	}
+	if (tu->is_return)
+		return trace_uprobe_consumer_filter(uc, UPROBE_FILTER_MMAP, current->mm) ?
+		       0 : UPROBE_HANDLER_REMOVE;
 	this_cpu_inc(*tu->nhit);
 
-	/* head->ent: tracefs, then perf, fill it in. */
-	head->ip = probe_vaddr(tu, regs);
+	/*
+	 * head->ent is filled in by tracefs, then perf.  Rewound or not, @ip
+	 * and the probe's file offset agree below the page size.
+	 */
+	head->ip = ip - ((ip - tu->offset) & ~PAGE_MASK);
 	hit.file_base = head->ip - tu->offset;
 
 	return uprobe_hit(tu, &hit, &sr, sizeof(*head)) ?
 	       0 : UPROBE_HANDLER_REMOVE;
 }
 
+/**
+ * trace_uretprobe_dispatcher - a return probe's uprobe_consumer.ret_handler
+ * @uc: the consumer
+ * @func: the probed function's address
+ * @regs: the user registers at the return
+ *
+ * Context: the probed task, may sleep.
+ * Return: 0.
+ */
 int trace_uretprobe_dispatcher(struct uprobe_consumer *uc,
 			       unsigned long func, struct pt_regs *regs)
 {
 	struct trace_uprobe *tu = container_of(uc, struct trace_uprobe, consumer);
-	union uprobe_stack_record sr __uninitialized;	/* see uprobe_hit() */
+	union uprobe_stack_record sr __uninitialized;
 	struct uretprobe_entry_head *head = &sr.ret;
 	struct uprobe_hit hit = { .regs = regs };
 
@@ -570,39 +427,81 @@ int trace_uretprobe_dispatcher(struct uprobe_consumer *uc,
 	return 0;
 }
 
-/* A record as the trace file shows it. */
-enum print_line_t trace_uprobe_print_event(struct trace_iterator *iter, int flags,
-					   struct trace_event *event)
+static enum print_line_t print_uprobe_event(struct trace_iterator *iter, int flags,
+					    struct trace_event *event)
 {
-	struct trace_event_call *call;
 	struct trace_seq *s = &iter->seq;
 	struct trace_probe *tp;
 	u8 *data;
 
-	call = container_of(event, struct trace_event_call, event);
-	tp = trace_probe_primary_from_call(call);
+	tp = trace_probe_primary_from_call(container_of(event, struct trace_event_call, event));
 	if (WARN_ON_ONCE(!tp))
 		goto out;
 
 	if (container_of(tp, struct trace_uprobe, tp)->is_return) {
 		struct uretprobe_entry_head *field = (void *)iter->ent;
 
-		trace_seq_printf(s, "%s: (0x%lx <- 0x%lx)",
-				 trace_probe_name(tp), field->ret_ip,
-				 field->func);
+		trace_seq_printf(s, "%s: (0x%lx <- 0x%lx)", trace_probe_name(tp),
+				 field->ret_ip, field->func);
 		data = (u8 *)&field[1];
 	} else {
 		struct uprobe_entry_head *field = (void *)iter->ent;
 
-		trace_seq_printf(s, "%s: (0x%lx)", trace_probe_name(tp),
-				 field->ip);
+		trace_seq_printf(s, "%s: (0x%lx)", trace_probe_name(tp), field->ip);
 		data = (u8 *)&field[1];
 	}
 
-	if (print_probe_args(s, tp->args, tp->nr_args, data, iter->ent) < 0)
-		goto out;
-
-	trace_seq_putc(s, '\n');
+	if (print_probe_args(s, tp->args, tp->nr_args, data, iter->ent) == 0)
+		trace_seq_putc(s, '\n');
 out:
 	return trace_handle_return(s);
+}
+
+/* The format: the head fields of the probe's kind, then the arguments. */
+static int uprobe_event_define_fields(struct trace_event_call *event_call)
+{
+	struct trace_probe *tp = trace_probe_primary_from_call(event_call);
+	size_t size;
+	int ret;
+
+	if (WARN_ON_ONCE(!tp))
+		return -ENOENT;
+
+	if (container_of(tp, struct trace_uprobe, tp)->is_return) {
+		struct uretprobe_entry_head field;
+
+		size = sizeof(field);
+		DEFINE_FIELD(unsigned long, func, FIELD_STRING_FUNC, 0);
+		DEFINE_FIELD(unsigned long, ret_ip, FIELD_STRING_RETIP, 0);
+	} else {
+		struct uprobe_entry_head field;
+
+		size = sizeof(field);
+		DEFINE_FIELD(unsigned long, ip, FIELD_STRING_IP, 0);
+	}
+	return traceprobe_define_arg_fields(event_call, size, tp);
+}
+
+static struct trace_event_functions uprobe_funcs = {
+	.trace		= print_uprobe_event,
+};
+
+static struct trace_event_fields uprobe_fields_array[] = {
+	{ .type = TRACE_FUNCTION_TYPE,
+	  .define_fields = uprobe_event_define_fields },
+	{}
+};
+
+/**
+ * trace_uprobe_init_event_call - set up the event of a new probe point
+ * @tu: the probe point, whose event is its own
+ */
+void trace_uprobe_init_event_call(struct trace_uprobe *tu)
+{
+	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+
+	call->event.funcs = &uprobe_funcs;
+	call->class->fields_array = uprobe_fields_array;
+	call->flags = TRACE_EVENT_FL_UPROBE | TRACE_EVENT_FL_CAP_ANY;
+	call->class->reg = trace_uprobe_register;
 }

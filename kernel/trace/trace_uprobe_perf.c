@@ -1,37 +1,19 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * uprobe-based trace events: the perf and BPF side.
+ * uprobe-based trace events: perf, on a tracefs event or a probe of its own
+ * (the "uprobe" PMU), and BPF through perf.
  *
- * Perf uses a uprobe event in two ways: a tracefs-defined event opened by
- * its id (perf record -e GROUP:EVENT), or a probe of its own made through
- * the "uprobe" PMU (create_local_trace_uprobe(), never visible in tracefs).
- * BPF programs attach to either through a perf event.
- *
- * Which processes get a breakpoint
- * --------------------------------
- * A perf event is either system wide (no target task) or follows one
- * task, and then every process sharing that task's mm.  The event's
- * filter (struct trace_uprobe_filter, shared by the probe points of one
- * event) counts the system-wide perf events and lists the per-task ones;
- * trace_uprobe_perf_wants() answers for one mm.  Opening a perf event that
- * brings a new mm into the set installs the breakpoints there through
- * uprobe_apply(), closing the last one of an mm takes them out again.  A
- * process that got a breakpoint another way (a fork of a traced process,
- * or a breakpoint another consumer wanted) finds on its first hit that
- * nobody wants it here, and the handler asks the core to remove it.
- *
- * filter->rwlock serialises the changes to the count and the list (taken
- * for writing only; nothing that may sleep or call into the core runs
- * under it).  Readers, among them every hit, take no lock: the list is
- * walked under RCU, and each entry (a struct perf_follower) holds its own
- * reference on the followed task, dropped an RCU grace period after the
- * entry is unlinked, since perf drops its own reference as soon as the
- * event is closed.  Perf open and close run under event_mutex.
+ * The filter counts system-wide perf events and lists per-task ones, each
+ * standing for its task's mm; the breakpoints follow (a stray one goes at
+ * its first hit).  filter->rwlock serialises writers.  Readers walk the list
+ * under RCU, so an entry holds its own task reference until a grace period
+ * after its unlinking: perf drops its own at close.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
 #include <linux/bpf.h>
 #include <linux/filter.h>
+#include <linux/namei.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
 #include <linux/sched/task.h>
@@ -48,27 +30,12 @@ static void perf_follower_free(struct rcu_head *rcu)
 	kfree(f);
 }
 
-/**
- * trace_uprobe_filter_init - start an event's perf filter empty
- * @filter: the filter
- */
-void trace_uprobe_filter_init(struct trace_uprobe_filter *filter)
-{
-	rwlock_init(&filter->rwlock);
-	filter->nr_systemwide = 0;
-	INIT_LIST_HEAD(&filter->perf_events);
-}
-
 static bool is_systemwide(struct perf_event *event)
 {
 	return !event->hw.target;
 }
 
-/*
- * Whether the breakpoints @event wants are wanted by the other perf
- * events of the filter already (or, for an event whose task has no mm
- * any more, whether there is nothing to do for it).
- */
+/* Whether the other perf events want @event's breakpoints (or it has no mm). */
 static bool covered_by_others(struct trace_uprobe_filter *filter,
 			      struct perf_event *event)
 {
@@ -92,12 +59,12 @@ static bool covered_by_others(struct trace_uprobe_filter *filter,
 	return false;
 }
 
-/* @event's entry on @filter's list; under filter->rwlock. */
 static struct perf_follower *find_follower(struct trace_uprobe_filter *filter,
 					   struct perf_event *event)
 {
 	struct perf_follower *f;
 
+	lockdep_assert_held(&filter->rwlock);
 	list_for_each_entry(f, &filter->perf_events, node) {
 		if (f->event == event)
 			return f;
@@ -110,12 +77,10 @@ static struct perf_follower *find_follower(struct trace_uprobe_filter *filter,
  * @call: the uprobe event
  * @event: the perf event
  *
- * Adds @event to the event's filter and installs the breakpoints in the
- * processes it brings in, unless a tracefs instance already has them
- * installed everywhere.
+ * Adds @event to the filter and installs the breakpoints it wants.
  *
- * Context: event_mutex held; the event is registered for perf.
- * Return: 0 or the error of uprobe_apply(), and then @event is not added.
+ * Context: event_mutex held.
+ * Return: 0, or the error of uprobe_apply() and @event is not added.
  */
 int trace_uprobe_perf_open(struct trace_event_call *call,
 			   struct perf_event *event)
@@ -126,6 +91,7 @@ int trace_uprobe_perf_open(struct trace_event_call *call,
 	bool widens;
 	int ret;
 
+	lockdep_assert_held(&event_mutex);
 	if (!tu)
 		return -ENODEV;
 	filter = trace_uprobe_filter(tu);
@@ -160,8 +126,7 @@ int trace_uprobe_perf_open(struct trace_event_call *call,
  * @call: the uprobe event
  * @event: the perf event
  *
- * Removes @event from the filter and the breakpoints nobody wants any
- * more from the processes it had brought in.
+ * Removes @event from the filter and the breakpoints nobody wants now.
  *
  * Context: event_mutex held.
  * Return: 0 or the error of uprobe_apply().
@@ -174,6 +139,7 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 	struct perf_follower *f = NULL;
 	bool narrows;
 
+	lockdep_assert_held(&event_mutex);
 	if (!tu)
 		return -ENODEV;
 	filter = trace_uprobe_filter(tu);
@@ -199,12 +165,11 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 
 /**
  * trace_uprobe_perf_bpf - run the BPF programs attached to an event
- * @call: the event, with programs attached (bpf_prog_array_valid())
- * @regs: the user registers at the hit (the programs' context)
+ * @call: the event, with programs attached
+ * @regs: the user registers at the hit
  *
- * Context: the probed task, may sleep (sleepable programs may fault user
- * memory in).
- * Return: false when a program asked to drop the hit for perf.
+ * Context: the probed task, may sleep (sleepable programs).
+ * Return: false when a program dropped the hit for perf.
  */
 bool trace_uprobe_perf_bpf(struct trace_event_call *call, struct pt_regs *regs)
 {
@@ -215,6 +180,32 @@ bool trace_uprobe_perf_bpf(struct trace_event_call *call, struct pt_regs *regs)
 #endif
 }
 
+/* Resolve and pin @filename: 0, a lookup error, -EINVAL or -ENOMEM. */
+static int lookup_file(struct trace_uprobe *tu, const char *filename)
+{
+	struct path path;
+	int ret;
+
+	ret = kern_path(filename, LOOKUP_FOLLOW, &path);
+	if (ret)
+		return ret;
+
+	if (!d_is_reg(path.dentry)) {
+		path_put(&path);
+		return -EINVAL;
+	}
+
+	tu->filename = kstrdup(filename, GFP_KERNEL);
+	if (!tu->filename) {
+		path_put(&path);
+		return -ENOMEM;
+	}
+	tu->path = path;
+	tu->inode = d_real_inode(path.dentry);
+
+	return 0;
+}
+
 /**
  * create_local_trace_uprobe - make a probe for the perf uprobe PMU
  * @name: the path of the probed file
@@ -222,12 +213,9 @@ bool trace_uprobe_perf_bpf(struct trace_event_call *call, struct pt_regs *regs)
  * @ref_ctr_offset: the offset of its SDT semaphore in the file, or 0
  * @is_return: whether this is a return probe
  *
- * The probe and its event are perf's own: not listed in tracefs, not
- * registered as a trace event, freed by destroy_local_trace_uprobe().
- *
- * Context: process context, may sleep.
- * Return: the event, or an ERR_PTR(): -ENOENT (or another path lookup
- * error) for a missing file, -EINVAL for one that is not a regular file.
+ * Context: may sleep.
+ * Return: the event, or an ERR_PTR(): a lookup error such as -ENOENT,
+ * -EINVAL for a file that is not regular, -ENOMEM.
  */
 struct trace_event_call *
 create_local_trace_uprobe(char *name, unsigned long offs,
@@ -236,12 +224,11 @@ create_local_trace_uprobe(char *name, unsigned long offs,
 	struct trace_uprobe *tu;
 	int ret;
 
-	tu = trace_uprobe_alloc(UPROBE_EVENT_SYSTEM, "DUMMY_EVENT", 0,
-				is_return);
+	tu = trace_uprobe_alloc(UPROBE_EVENT_SYSTEM, "DUMMY_EVENT", 0, is_return);
 	if (IS_ERR(tu))
 		return ERR_CAST(tu);
 
-	ret = trace_uprobe_lookup_file(tu, name);
+	ret = lookup_file(tu, name);
 	if (ret)
 		goto error;
 	tu->offset = offs;
@@ -265,16 +252,13 @@ error:
  * destroy_local_trace_uprobe - free a probe made for the perf uprobe PMU
  * @event_call: what create_local_trace_uprobe() returned
  *
- * Context: perf has unregistered the event, so no consumer is left.
+ * Context: perf has unregistered the event.
  */
 void destroy_local_trace_uprobe(struct trace_event_call *event_call)
 {
 	struct trace_uprobe *tu = trace_uprobe_primary_from_call(event_call);
 
-	if (!tu)
-		return;
-
-	if (WARN_ON(trace_probe_is_enabled(&tu->tp)))
+	if (!tu || WARN_ON(trace_probe_is_enabled(&tu->tp)))
 		return;
 
 	trace_uprobe_free_later(tu);
@@ -282,13 +266,12 @@ void destroy_local_trace_uprobe(struct trace_event_call *event_call)
 
 /**
  * bpf_get_uprobe_info - describe the uprobe behind a perf event, for BPF
- * @event: the perf event a BPF program is attached to
+ * @event: the perf event
  * @fd_type: set to BPF_FD_TYPE_UPROBE or BPF_FD_TYPE_URETPROBE
- * @filename: set to the probed file's path, as given at creation
+ * @filename: set to the probed file's path, as given
  * @probe_offset: set to the probe's offset in the file
- * @probe_addr: set to 0: a uprobe has no single address
- * @perf_type_tracepoint: @event was opened by a tracefs event's id (the
- *	event's first probe point answers either way)
+ * @probe_addr: set to 0
+ * @perf_type_tracepoint: unused: the first probe point answers either way
  *
  * Return: 0, or -EINVAL when the event has no probe point.
  */
@@ -296,10 +279,8 @@ int bpf_get_uprobe_info(const struct perf_event *event, u32 *fd_type,
 			const char **filename, u64 *probe_offset,
 			u64 *probe_addr, bool perf_type_tracepoint)
 {
-	struct trace_event_call *call = event->tp_event;
-	struct trace_uprobe *tu;
+	struct trace_uprobe *tu = trace_uprobe_primary_from_call(event->tp_event);
 
-	tu = trace_uprobe_primary_from_call(call);
 	if (!tu)
 		return -EINVAL;
 

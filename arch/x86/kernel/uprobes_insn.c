@@ -1,57 +1,44 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 /*
- * x86 uprobes: which probed instructions we emulate, which we run out of
- * line, and which we refuse.
- *
- * Everything here is a function of the instruction bytes and the mode
- * (64-bit or 32-bit compat code) only; nothing reads registers or user
- * memory, so the KUnit table in uprobes_kunit.c pins down every decision.
+ * x86 uprobes: which probed instructions we emulate, run out of line, or
+ * refuse.  A pure function of the bytes and the mode (64-bit or 32-bit
+ * compat code), so that KUnit (uprobes_kunit.c) pins down every decision.
  *
  * The rules, in the order they are applied:
  *
  * 1. The kernel's decoder (insn_decode()) must accept the bytes and know
- *    the opcode's operands in the form given (prefixes included), or we
- *    could copy a truncated instruction into the slot: every opcode that
- *    has a ModRM byte must have one for the decoder too.
+ *    the opcode's operands in the form given, prefixes included: an opcode
+ *    with a ModRM byte must have one for the decoder too, or the slot
+ *    would get a truncated copy.
  *
- * 2. Refused (-ENOTSUPP), because running a copy somewhere else, under
- *    TF, cannot be made to look like running the original:
- *    - int3, int n, into, int1, ud0/ud1/ud2: they trap by design, and the
- *      trap would land in the XOL area (and an int3 there is a breakpoint
- *      that is not ours);
- *    - syscall, sysenter, sysret, sysexit: the kernel would save and
- *      return to the slot address, and a restarted system call would
- *      re-execute the slot after it was freed;
+ * 2. Refused (-ENOTSUPP), because a copy run elsewhere under TF cannot
+ *    behave as the original:
+ *    - int3, int n, into, int1, ud0/ud1/ud2: they trap by design;
+ *    - syscall, sysenter, sysret, sysexit: the kernel would return to, or
+ *      restart at, the slot;
  *    - far call/jmp/ret, iret, and anything that loads a segment register
  *      (mov/pop to sreg, lds/les/lss/lfs/lgs, arpl, lar/lsl, the 0f00
- *      group): they change CS or SS; a mov/pop to SS also suppresses the
- *      single-step trap we rely on;
+ *      group): they change CS or SS, and a load of SS hides the step trap;
  *    - in/out/ins/outs, cli/sti, hlt, and the privileged or virtualisation
  *      instructions (mov cr/dr, rdmsr/wrmsr, lgdt & co, invd, wbinvd,
  *      clts, rsm, vmx, getsec, invpcid, xsaves/xrstors, shadow-stack
- *      writes): they fault in an ordinary process, and in one granted
- *      iopl/ioperm they are port or interrupt-flag code whose timing the
- *      trap pair would change; probing them is refused with a message;
- *    - xbegin/xabort: a transaction cannot survive our int3 anyway and
- *      xbegin's abort target is ip-relative;
+ *      writes): they fault in an ordinary process, and under iopl/ioperm
+ *      the trap pair would change their timing;
+ *    - xbegin/xabort: no transaction survives our int3;
  *    - 3DNow! and XOP: the decoder does not know their operands;
- *    - opcodes that are undefined in the task's mode (e.g. push es in a
- *      64-bit task).
- *    - a branch with an operand-size prefix (66): Intel ignores it in
- *      64-bit mode but AMD truncates the target to 16 bits, so no single
- *      emulation is right;
+ *    - opcodes undefined in the task's mode (e.g. push es in 64-bit code);
+ *    - a branch with an operand-size prefix (66): AMD truncates the target
+ *      to 16 bits, Intel does not;
  *    - loop/jrcxz with an address-size prefix (the counter would be ecx).
  *
- * 3. Emulated (no single-step): the common instructions of function
- *    prologues and branches, mov of an immediate to a register, and
- *    32/64-bit mov between a register and memory in 64-bit code, listed
- *    in enum uprobe_x86_emul.
+ * 3. Emulated (no single-step): the common instructions of prologues and
+ *    branches, mov of an immediate to a register, and in 64-bit code a
+ *    32/64-bit mov between a register and memory: enum uprobe_x86_emul.
  *
- * 4. Everything else runs out of line.  A rip-relative operand is
- *    rewritten to [scratch + disp32], the scratch register being one the
- *    instruction does not otherwise name or use implicitly; it holds the
- *    original next-ip for the step, so the displacement is unchanged.
- *    lock prefixes are allowed: the locked access is to the same memory.
+ * 4. Everything else runs out of line.  A rip-relative operand becomes
+ *    [scratch + disp32], scratch being a register the instruction does not
+ *    use, loaded with the original next-ip for the step.  A lock prefix is
+ *    fine there: the locked access is to the same memory.
  */
 
 #include <linux/bitops.h>
@@ -59,6 +46,7 @@
 #include <linux/kernel.h>
 #include <linux/string.h>
 #include <asm/insn.h>
+#include <asm/insn-eval.h>
 #include <asm/processor-flags.h>
 
 #include "uprobes_insn.h"
@@ -95,10 +83,8 @@ static bool has_prefix(struct insn *insn, u8 prefix)
 }
 
 /*
- * More than one segment prefix: in 64-bit code Intel lets the last one
- * win even when it is one of the ignored es/cs/ss/ds, AMD ignores those
- * outright, so "gs ds" addresses through gs on one and not on the other.
- * Only the CPU itself can run that right.
+ * More than one segment prefix: in 64-bit code "gs ds" addresses through
+ * ds on Intel (the last wins) and through gs on AMD.  Only the CPU knows.
  */
 static bool seg_ambiguous(struct insn *insn)
 {
@@ -112,20 +98,7 @@ static bool seg_ambiguous(struct insn *insn)
 	return n > 1;
 }
 
-static u8 rex_byte(struct insn *insn)
-{
-	return insn->rex_prefix.nbytes ? insn->rex_prefix.bytes[0] : 0;
-}
-
-static bool has_modrm(struct uprobe_x86_ctx *c)
-{
-	return c->insn.modrm.nbytes;
-}
-
-/*
- * Without REX, reg 4-7 of an instruction whose ModRM.reg names a byte
- * register is %ah, %ch, %dh or %bh: a part of rax, rcx, rdx or rbx.
- */
+/* Without REX, a byte register 4-7 in ModRM.reg is %ah, %ch, %dh or %bh. */
 static bool reg_is_high_byte(struct uprobe_x86_ctx *c)
 {
 	struct insn *insn = &c->insn;
@@ -142,9 +115,8 @@ static bool reg_is_high_byte(struct uprobe_x86_ctx *c)
 }
 
 /*
- * Registers the out-of-line copy must not borrow as its rip stand-in:
- * those named by ModRM.reg and VEX.vvvv (GPR or not: being generous costs
- * nothing), and those the opcode uses implicitly.
+ * Registers the copy must not borrow for rip: those named by ModRM.reg or
+ * VEX.vvvv (whatever their kind), and those the opcode uses implicitly.
  */
 static u16 scratch_forbidden(struct uprobe_x86_ctx *c)
 {
@@ -193,29 +165,22 @@ static u16 scratch_forbidden(struct uprobe_x86_ctx *c)
 }
 
 /*
- * Rewrite a rip-relative ModRM (mod=00, rm=101) in the slot copy into
- * mod=10 rm=scratch, i.e. [scratch + disp32] with the same displacement.
- * Only registers 0-7 are candidates, so no REX byte has to be inserted;
- * the B bit (ignored for rip-relative, significant now) is cleared.
+ * Rewrite a rip-relative ModRM (mod=00 rm=101) in the copy to mod=10
+ * rm=scratch: [scratch + disp32].  Scratch is one of registers 0-7, so no
+ * REX byte is needed; the B bit, ignored for rip, now counts: clear it.
  */
 static int fix_rip_relative(struct uprobe_x86_ctx *c)
 {
-	static const u8 candidates[] = {
-		UPROBE_X86_AX, UPROBE_X86_CX, UPROBE_X86_DX,
-		UPROBE_X86_BX, UPROBE_X86_SI, UPROBE_X86_DI,
-	};
+	/* The first of rax, rcx, rdx, rbx, rsi, rdi the copy leaves alone. */
+	unsigned long avail = ~(unsigned long)scratch_forbidden(c) &
+			     (GENMASK(UPROBE_X86_BX, UPROBE_X86_AX) |
+			      BIT(UPROBE_X86_SI) | BIT(UPROBE_X86_DI));
 	struct insn *insn = &c->insn;
-	u16 forbidden = scratch_forbidden(c);
-	int i, scratch = -1;
+	unsigned int scratch;
 
-	for (i = 0; i < ARRAY_SIZE(candidates); i++) {
-		if (!(forbidden & BIT(candidates[i]))) {
-			scratch = candidates[i];
-			break;
-		}
-	}
-	if (scratch < 0)
+	if (!avail)
 		return refuse(c, "rip-relative operand and no free scratch register");
+	scratch = __ffs(avail);
 
 	c->ixol[insn_offset_modrm(insn)] = 0x80 | (c->modrm & 0x38) | scratch;
 	if (insn->rex_prefix.nbytes)
@@ -224,17 +189,14 @@ static int fix_rip_relative(struct uprobe_x86_ctx *c)
 		c->ixol[insn_offset_vex_prefix(insn) + 1] |= 0x20; /* ~B = 1 */
 	c->op->scratch = scratch;
 	c->op->fix |= UPROBE_FIX_SCRATCH;
-	/* The operand's address is next-ip + this: see direct runs. */
-	c->op->imm = insn->displacement.value;
+	c->op->imm = insn->displacement.value;	/* operand at next-ip + imm */
 	return 0;
 }
 
 /*
- * Might the copy move the stack pointer?  A copy that runs without a step
- * and has a scratch register reloads it from below the stack pointer
- * (arch/x86/kernel/uprobes.c), which must therefore stay where it was.
- * Generous, as scratch_forbidden(): any rsp in ModRM.reg or VEX.vvvv,
- * register or opcode extension, and push and pop of a memory operand.
+ * Might the copy move the stack pointer?  A direct run reloads the scratch
+ * register from below it.  Generous: any rsp in ModRM.reg or VEX.vvvv, and
+ * push or pop of a memory operand.
  */
 static bool copy_may_move_sp(struct uprobe_x86_ctx *c)
 {
@@ -247,11 +209,9 @@ static bool copy_may_move_sp(struct uprobe_x86_ctx *c)
 }
 
 /*
- * Does the rip-relative operand address exactly next-ip + displacement,
- * within a known span?  Not with an fs/gs base or a 32-bit address, nor
- * for bt/bts/btr/btc by a register, whose bit offset reaches anywhere: a
- * direct run, which saves the scratch register below the stack pointer,
- * could not rule out the operand being that very save slot.
+ * Is the rip-relative operand within a known span of next-ip + disp?  Not
+ * with an fs/gs base or a 32-bit address, nor for bt/bts/btr/btc by a
+ * register.  A direct run needs it to rule out the scratch save slot.
  */
 static bool rip_operand_bounded(struct uprobe_x86_ctx *c)
 {
@@ -294,11 +254,7 @@ static int emulate(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
 	return 0;
 }
 
-/*
- * Relative branches: the taken target is next-ip + displacement.  Their
- * out-of-line form is none (emulation cannot fail), except for call,
- * whose push can fault: see emulate_call().
- */
+/* Relative branches: no out-of-line form, except a call's (it can fault). */
 static int emulate_branch(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
 {
 	if (has_prefix(&c->insn, 0x66))
@@ -309,9 +265,8 @@ static int emulate_branch(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
 }
 
 /*
- * call rel32: out of line it becomes "call .+5", a call to the next slot
- * byte, which faults on the push exactly as the original would; after the
- * step post_xol writes the real return address and jumps to the target.
+ * call rel32 runs out of line as "call .+5", which faults on the push as
+ * the original would; post_xol then fixes the return address and ip.
  */
 static int emulate_call(struct uprobe_x86_ctx *c)
 {
@@ -327,35 +282,22 @@ static int emulate_call(struct uprobe_x86_ctx *c)
 	return 0;
 }
 
-/* The stack word size of the task: what push/pop/call/ret move. */
-static unsigned int stack_word(struct uprobe_x86_ctx *c)
-{
-	return c->is64 ? 8 : 4;
-}
-
 static int classify_push_pop(struct uprobe_x86_ctx *c, enum uprobe_x86_emul kind)
 {
-	/*
-	 * pushw/popw: leave the 16-bit forms to the CPU.  (In 64-bit mode
-	 * the decoder reports 8 bytes for push/pop whatever the prefix.)
-	 */
+	/* pushw/popw run out of line (opnd_bytes does not show the 66). */
 	if (has_prefix(&c->insn, 0x66))
 		return xol(c, UPROBE_FIX_IP);
-	c->op->reg = (c->opc & 7) | (X86_REX_B(rex_byte(&c->insn)) ? 8 : 0);
-	c->op->size = stack_word(c);
+	c->op->reg = (c->opc & 7) | (X86_REX_B(c->insn.rex_prefix.value) ? 8 : 0);
+	c->op->size = c->is64 ? 8 : 4;
 	c->op->fix = UPROBE_FIX_IP;
 	return emulate(c, kind);
 }
 
-/*
- * The memory operand of a 64-bit instruction, taken apart into base,
- * index, scale and displacement so that the hit computes the address
- * without decoding again.
- */
+/* The memory operand taken apart, for the hit to compute its address. */
 static void split_address(struct uprobe_x86_ctx *c)
 {
 	struct insn *insn = &c->insn;
-	u8 rex = rex_byte(insn), sib = insn->sib.value;
+	u8 rex = insn->rex_prefix.value, sib = insn->sib.value;
 	struct uprobe_x86_op *op = c->op;
 
 	op->index = UPROBE_X86_NO_REG;
@@ -378,38 +320,38 @@ static void split_address(struct uprobe_x86_ctx *c)
 	op->imm = insn->displacement.value;
 }
 
+/* split_address(), and the fs or gs base of a memory mov or branch. */
+static void split_seg_address(struct uprobe_x86_ctx *c)
+{
+	split_address(c);
+	c->op->seg = has_prefix(&c->insn, 0x64) ? UPROBE_X86_SEG_FS :
+		     has_prefix(&c->insn, 0x65) ? UPROBE_X86_SEG_GS :
+		     UPROBE_X86_SEG_NONE;
+}
+
 /*
- * A load or store between a general register and memory (89/8b with a
- * memory operand).  Emulated in 64-bit code only, where only fs and gs
- * have a base: a compat task may have set up segments with bases of its
- * own in its LDT.  An address-size prefix (67) is left to the CPU too.
- * The out-of-line form stays valid: a load or store that would fault is
- * stepped instead, so the program gets the fault from the instruction
- * itself.
+ * mov between a general register and memory (89/8b).  Emulated in 64-bit
+ * code only, where only fs and gs have a base (a compat task may have its
+ * own segments in its LDT), and without a 67 prefix.  The out-of-line form
+ * stays, for a load or store that would fault.
  */
 static int classify_mov_mem(struct uprobe_x86_ctx *c)
 {
 	struct insn *insn = &c->insn;
-	bool fs = has_prefix(insn, 0x64), gs = has_prefix(insn, 0x65);
 	struct uprobe_x86_op *op = c->op;
 	int err = xol(c, UPROBE_FIX_IP);
 
 	if (err || !c->is64 || has_prefix(insn, 0x67) || seg_ambiguous(insn))
 		return err;
 
-	split_address(c);
-	op->seg = fs ? UPROBE_X86_SEG_FS : gs ? UPROBE_X86_SEG_GS :
-		  UPROBE_X86_SEG_NONE;
+	split_seg_address(c);
 	op->store = c->opc == 0x89;
 	op->reg = c->reg;
 	op->size = insn->opnd_bytes;
 	return emulate(c, UPROBE_EMUL_MOV_MEM);
 }
 
-/*
- * mov r/m, reg (89) and mov reg, r/m (8b), 32/64-bit: between registers,
- * or to and from memory.
- */
+/* mov r/m, reg (89) and mov reg, r/m (8b), 32/64-bit. */
 static int classify_mov(struct uprobe_x86_ctx *c)
 {
 	unsigned int size = c->insn.opnd_bytes;
@@ -426,11 +368,9 @@ static int classify_mov(struct uprobe_x86_ctx *c)
 }
 
 /*
- * mov $imm, reg: b8+r (imm32, or imm64 with REX.W) and c7 /0 with a
- * register operand (imm32, sign-extended with REX.W).  A 64-bit immediate
- * is emulated when it is the sign extension of its low half, which is
- * what compilers emit it for only when it is not; 16-bit forms are left
- * to the CPU.
+ * mov $imm, reg: b8+r (imm32, or imm64 with REX.W) and c7 /0 on a register
+ * (imm32, sign-extended with REX.W).  An imm64 is emulated only when it is
+ * the sign extension of its low half; 16-bit forms run out of line.
  */
 static int classify_mov_imm(struct uprobe_x86_ctx *c)
 {
@@ -445,7 +385,8 @@ static int classify_mov_imm(struct uprobe_x86_ctx *c)
 	if (c->opc == 0xc7)
 		c->op->reg = c->rm;
 	else
-		c->op->reg = (c->opc & 7) | (X86_REX_B(rex_byte(insn)) ? 8 : 0);
+		c->op->reg = (c->opc & 7) |
+			     (X86_REX_B(insn->rex_prefix.value) ? 8 : 0);
 	c->op->size = size;
 	c->op->imm = lo;
 	c->op->fix = UPROBE_FIX_IP;
@@ -461,7 +402,7 @@ static int classify_group1(struct uprobe_x86_ctx *c)
 		return refuse(c, "undefined in 64-bit mode");
 	if ((c->opc == 0x81 || c->opc == 0x83) && c->mod == 3 &&
 	    c->rm == UPROBE_X86_SP && (sub || X86_MODRM_REG(c->modrm) == 0) &&
-	    c->insn.opnd_bytes == stack_word(c) &&
+	    c->insn.opnd_bytes == (c->is64 ? 8 : 4) &&
 	    !has_prefix(&c->insn, 0xf0)) {
 		c->op->sub = sub;
 		c->op->size = c->insn.opnd_bytes;
@@ -473,10 +414,8 @@ static int classify_group1(struct uprobe_x86_ctx *c)
 }
 
 /*
- * lea computes an address and touches no memory, so it never faults and
- * segment prefixes do not matter.  Emulated in 64-bit code with a 32- or
- * 64-bit destination; a 16-bit destination (which keeps the register's
- * upper bits), a 32-bit address (67) and compat code are stepped.
+ * lea touches no memory: it never faults and ignores segments.  Emulated
+ * in 64-bit code with a 32- or 64-bit destination and no 67 prefix.
  */
 static int classify_lea(struct uprobe_x86_ctx *c)
 {
@@ -496,15 +435,14 @@ static int classify_lea(struct uprobe_x86_ctx *c)
 }
 
 /*
- * A rep-prefixed string instruction under TF traps after every iteration
- * and would come back to the breakpoint each time: let it run to the end
- * and stop on an int3 placed after it in the slot instead.
+ * A rep string instruction traps after every iteration under TF: it runs
+ * to completion and stops on an int3 placed after it in the slot instead.
  */
 static int classify_string(struct uprobe_x86_ctx *c)
 {
 	struct uprobe_x86_op *op = c->op;
 
-	if (!has_prefix(&c->insn, 0xf3) && !has_prefix(&c->insn, 0xf2))
+	if (!insn_has_rep_prefix(&c->insn))
 		return xol(c, UPROBE_FIX_IP);
 	c->ixol[op->len] = UPROBE_SWBP_INSN;
 	op->xol_len = op->len + 1;
@@ -512,16 +450,13 @@ static int classify_string(struct uprobe_x86_ctx *c)
 }
 
 /*
- * call and jmp through a register or memory (ff /2, ff /4): PLT stubs,
- * function pointers, switch tables.  Emulated in 64-bit code, where
- * their operand is always 64 bits; the target is read from memory as a
- * memory mov reads it, and the out-of-line form stays for a load or push
- * that would fault.  Compat code and a 32-bit address (67) are stepped.
+ * call and jmp through a register or memory (ff /2, ff /4).  Emulated in
+ * 64-bit code (a 64-bit operand) without a 67 prefix; the out-of-line form
+ * stays, for a load or push that would fault.
  */
 static int classify_branch_ind(struct uprobe_x86_ctx *c, bool call)
 {
 	struct insn *insn = &c->insn;
-	bool fs = has_prefix(insn, 0x64), gs = has_prefix(insn, 0x65);
 	struct uprobe_x86_op *op = c->op;
 	int err;
 
@@ -533,9 +468,7 @@ static int classify_branch_ind(struct uprobe_x86_ctx *c, bool call)
 	if (c->mod == 3) {
 		op->src = c->rm;
 	} else {
-		split_address(c);
-		op->seg = fs ? UPROBE_X86_SEG_FS : gs ? UPROBE_X86_SEG_GS :
-			  UPROBE_X86_SEG_NONE;
+		split_seg_address(c);
 		op->mem = 1;
 	}
 	return emulate(c, call ? UPROBE_EMUL_CALL_IND : UPROBE_EMUL_JMP_IND);
@@ -598,7 +531,7 @@ static int classify_one_byte(struct uprobe_x86_ctx *c)
 		return xol(c, UPROBE_FIX_IP);		/* pop r/m */
 	case 0x90:
 		/* 41 90 is xchg %eax,%r8d, not a nop. */
-		if (X86_REX_B(rex_byte(&c->insn)))
+		if (X86_REX_B(c->insn.rex_prefix.value))
 			return xol(c, UPROBE_FIX_IP);
 		c->op->fix = UPROBE_FIX_IP;
 		return emulate(c, UPROBE_EMUL_NOP);	/* nop, pause */
@@ -613,7 +546,7 @@ static int classify_one_byte(struct uprobe_x86_ctx *c)
 	case 0xc2: case 0xc3:
 		if (has_prefix(&c->insn, 0x66))
 			return refuse(c, "operand-size prefix on a branch");
-		/* The out-of-line form is the ret itself: ip is its target. */
+		/* The out-of-line form is the ret itself. */
 		c->op->imm = opc == 0xc2 ? c->insn.immediate.value & 0xffff : 0;
 		c->op->fix = 0;
 		return emulate(c, UPROBE_EMUL_RET);
@@ -652,54 +585,38 @@ static int classify_one_byte(struct uprobe_x86_ctx *c)
 		return xol(c, UPROBE_FIX_IP);
 	case 0xff:
 		return classify_group5(c);
-	default:
-		/*
-		 * ALU ops, inc/dec (32-bit), push/imul imm, test, xchg, mov,
-		 * mov from sreg, cbw/cwd, fwait, sahf/lahf, mov moffs, test,
-		 * mov imm, shifts, enter/leave, xlat, x87, cmc, flag ops.
-		 */
+	default:	/* ALU, test, xchg, other movs, shifts, x87, flag ops... */
 		return xol(c, UPROBE_FIX_IP);
 	}
 }
 
-/* 0f 01: only the few unprivileged register forms. */
+/* 0f 01: only xgetbv, xtest, serialize, rdpkru, wrpkru and rdtscp. */
 static int classify_group7(struct uprobe_x86_ctx *c)
 {
-	switch (c->modrm) {
-	case 0xd0:	/* xgetbv */
-	case 0xd6:	/* xtest */
-	case 0xe8:	/* serialize */
-	case 0xee:	/* rdpkru */
-	case 0xef:	/* wrpkru */
-	case 0xf9:	/* rdtscp */
+	static const u8 allowed[] = { 0xd0, 0xd6, 0xe8, 0xee, 0xef, 0xf9 };
+
+	if (memchr(allowed, c->modrm, sizeof(allowed)))
 		return xol(c, UPROBE_FIX_IP);
-	default:
-		return refuse(c, "system instruction (0f 01 group)");
-	}
+	return refuse(c, "system instruction (0f 01 group)");
 }
 
 static int classify_group9(struct uprobe_x86_ctx *c)
 {
 	u8 reg = X86_MODRM_REG(c->modrm);
 
-	if (c->mod != 3 && (reg == 1 || reg == 4))	/* cmpxchg8b/16b, xsavec */
-		return xol(c, UPROBE_FIX_IP);
-	if (c->mod == 3 && (reg == 6 || reg == 7))	/* rdrand, rdseed, rdpid */
+	if ((c->mod != 3 && (reg == 1 || reg == 4)) ||	/* cmpxchg8b/16b, xsavec */
+	    (c->mod == 3 && (reg == 6 || reg == 7)))	/* rdrand, rdseed, rdpid */
 		return xol(c, UPROBE_FIX_IP);
 	return refuse(c, "privileged or virtualisation instruction (0f c7 group)");
 }
 
 /*
- * A 0f opcode that has a ModRM byte on the CPU, run out of line only if
- * the decoder found one too.  For a form its map has no entry for (the
- * reserved hint nops 0f 19 and 0f 1d, a cmov with an f2 prefix) the
- * decoder takes the next byte for the following instruction: the copy in
- * the slot would be short, and the CPU would take the bytes after it for
- * the rest of the instruction.
+ * A 0f opcode with a ModRM byte runs out of line only if the decoder found
+ * one too (rule 1): its map lacks some forms (0f 19, 0f 1d, cmov with f2).
  */
 static int xol_modrm(struct uprobe_x86_ctx *c)
 {
-	if (!has_modrm(c))
+	if (!c->insn.modrm.nbytes)
 		return refuse(c, "opcode unknown to the decoder");
 	return xol(c, UPROBE_FIX_IP);
 }
@@ -723,7 +640,7 @@ static int classify_two_byte(struct uprobe_x86_ctx *c)
 	case 0x0e: case 0x0f:
 		return refuse(c, "3DNow! instruction");
 	case 0x1e:
-		/* endbr64 / endbr32: nops unless IBT, which user space lacks. */
+		/* endbr64/endbr32: nops, user space has no IBT. */
 		if (has_prefix(&c->insn, 0xf3) &&
 		    (c->modrm == 0xfa || c->modrm == 0xfb)) {
 			c->op->fix = UPROBE_FIX_IP;
@@ -733,7 +650,7 @@ static int classify_two_byte(struct uprobe_x86_ctx *c)
 	case 0x1f:
 		if (X86_MODRM_REG(c->modrm))
 			return xol_modrm(c);	/* reserved nop */
-		/* nopl/nopw in all its lengths; its operand is never read. */
+		/* nopl/nopw of any length: the operand is never read. */
 		c->op->fix = UPROBE_FIX_IP;
 		return emulate(c, UPROBE_EMUL_NOP);
 	case 0x78: case 0x79:
@@ -766,10 +683,7 @@ static int classify_two_byte(struct uprobe_x86_ctx *c)
 	}
 }
 
-/*
- * The 0f38 and 0f3a maps, legacy or VEX/EVEX encoded, and the EVEX-only
- * maps: computational instructions with a ModRM byte, which run anywhere.
- */
+/* The 0f38 and 0f3a maps, legacy or VEX/EVEX, and the EVEX-only maps. */
 static int classify_escape_map(struct uprobe_x86_ctx *c, u8 map)
 {
 	bool p66 = insn_last_prefix_id(&c->insn) == 1 || has_prefix(&c->insn, 0x66);
@@ -810,11 +724,9 @@ static int classify(struct uprobe_x86_ctx *c, const u8 *bytes)
 	memset(c->ixol, UPROBE_SWBP_INSN, MAX_UINSN_BYTES);
 	memcpy(c->ixol, bytes, insn->length);
 	/*
-	 * The decoder takes the byte after a REX prefix, or after four
-	 * distinct legacy prefixes, as the opcode; a legacy prefix or a
-	 * second REX there makes the CPU ignore the REX and go on with
-	 * prefixes: the decoded length, operands and rip-relative form
-	 * would all be wrong.
+	 * The decoder takes the byte after a REX, or after four distinct
+	 * legacy prefixes, as the opcode; the CPU would go on with prefixes
+	 * there, ignoring the REX.  Length and operands would be wrong.
 	 */
 	attr = inat_get_opcode_attribute(insn->opcode.bytes[0]);
 	if (inat_is_legacy_prefix(attr) ||
@@ -823,8 +735,8 @@ static int classify(struct uprobe_x86_ctx *c, const u8 *bytes)
 			      "REX prefix not right before the opcode" :
 			      "more legacy prefixes than the decoder takes");
 
-	rex = rex_byte(insn);
-	if (has_modrm(c)) {
+	rex = insn->rex_prefix.value;
+	if (insn->modrm.nbytes) {
 		c->modrm = insn->modrm.bytes[0];
 		c->mod = X86_MODRM_MOD(c->modrm);
 		c->reg = X86_MODRM_REG(c->modrm);
@@ -840,22 +752,17 @@ static int classify(struct uprobe_x86_ctx *c, const u8 *bytes)
 		}
 	}
 
+	c->opc = insn->opcode.bytes[insn->opcode.nbytes - 1];
 	if (insn_is_avx(insn)) {
 		map = insn_vex_m_bits(insn);
-		c->opc = insn->opcode.bytes[0];
 		return map == 1 ? xol(c, UPROBE_FIX_IP) :
 				  classify_escape_map(c, map);
 	}
-	if (insn->opcode.bytes[0] != 0x0f) {
-		c->opc = insn->opcode.bytes[0];
+	if (insn->opcode.bytes[0] != 0x0f)
 		return classify_one_byte(c);
-	}
 	map = insn->opcode.bytes[1];
-	if (map == 0x38 || map == 0x3a) {
-		c->opc = insn->opcode.bytes[2];
+	if (map == 0x38 || map == 0x3a)
 		return classify_escape_map(c, map == 0x38 ? 2 : 3);
-	}
-	c->opc = map;
 	return classify_two_byte(c);
 }
 
@@ -863,15 +770,9 @@ static int classify(struct uprobe_x86_ctx *c, const u8 *bytes)
  * uprobe_x86_analyze() - decide how a probed instruction is handled
  * @bytes: MAX_UINSN_BYTES of original code starting at the instruction
  * @is64: the code is 64-bit (false: 32-bit compat code)
- * @op: where the plan is written
- * @ixol: MAX_UINSN_BYTES where the out-of-line copy is written
+ * @op: the plan: emulation in @op->emul and/or repairs in @op->fix
+ * @ixol: MAX_UINSN_BYTES for the out-of-line copy
  * @why: on refusal, set to a static string saying why
- *
- * Pure: reads only @bytes.  The plan is one of: emulate (@op->emul set;
- * most kinds also have a valid out-of-line form in @ixol for when the
- * emulation cannot complete), run out of line (@op->emul is
- * %UPROBE_EMUL_NONE, @ixol holds the possibly rewritten copy and
- * @op->fix what to repair after the step), or refuse.
  *
  * Context: any.
  * Return: 0 when the instruction can be probed, -ENOTSUPP when it is
@@ -885,18 +786,14 @@ int uprobe_x86_analyze(const u8 *bytes, bool is64, struct uprobe_x86_op *op,
 	};
 	int err = classify(&c, bytes);
 
-	/*
-	 * A lock prefix makes the CPU raise #UD on everything we emulate
-	 * (mov is not lockable and nothing else writes memory through
-	 * ModRM): refuse rather than emulate what the CPU would not run.
-	 */
+	/* Nothing we emulate takes a lock prefix: the CPU raises #UD. */
 	if (!err && op->emul != UPROBE_EMUL_NONE &&
 	    has_prefix(&c.insn, 0xf0))
 		err = refuse(&c, "lock prefix on an instruction that takes none");
 	if (err) {
 		u8 len = op->len;
 
-		/* Keep only the length, for the message that names the bytes. */
+		/* Keep only the length, for the message. */
 		memset(op, 0, sizeof(*op));
 		op->len = len;
 		return err;
@@ -909,10 +806,8 @@ int uprobe_x86_analyze(const u8 *bytes, bool is64, struct uprobe_x86_op *op,
  * uprobe_x86_has_xol_form() - whether a plan can be run out of line
  * @op: a plan made by uprobe_x86_analyze()
  *
- * Relative jumps and conditional branches are always emulated (nothing in
- * them can fail) and have no out-of-line form.
- *
- * Return: true when arch_uprobe_pre_xol() may step @op out of line.
+ * Context: any.
+ * Return: false for the relative branches that are always emulated.
  */
 bool uprobe_x86_has_xol_form(const struct uprobe_x86_op *op)
 {
@@ -924,6 +819,7 @@ bool uprobe_x86_has_xol_form(const struct uprobe_x86_op *op)
  * @cc: the condition, as in the low nibble of jcc/setcc/cmovcc
  * @flags: the flags register
  *
+ * Context: any.
  * Return: whether the condition holds.
  */
 bool uprobe_x86_cond(unsigned int cc, unsigned long flags)
@@ -931,36 +827,12 @@ bool uprobe_x86_cond(unsigned int cc, unsigned long flags)
 	bool cf = flags & X86_EFLAGS_CF, zf = flags & X86_EFLAGS_ZF;
 	bool sf = flags & X86_EFLAGS_SF, of = flags & X86_EFLAGS_OF;
 	bool pf = flags & X86_EFLAGS_PF;
-	bool holds;
+	/* o, b, e, be, s, p, l, le; an odd cc is the negation of the even. */
+	const bool holds[8] = {
+		of, cf, zf, cf || zf, sf, pf, sf != of, zf || sf != of,
+	};
 
-	switch ((cc >> 1) & 7) {
-	case 0:
-		holds = of;
-		break;
-	case 1:
-		holds = cf;
-		break;
-	case 2:
-		holds = zf;
-		break;
-	case 3:
-		holds = cf || zf;
-		break;
-	case 4:
-		holds = sf;
-		break;
-	case 5:
-		holds = pf;
-		break;
-	case 6:
-		holds = sf != of;
-		break;
-	default:
-		holds = zf || sf != of;
-		break;
-	}
-	/* Odd condition codes are the negations of the even ones. */
-	return (cc & 1) ? !holds : holds;
+	return holds[(cc >> 1) & 7] != (cc & 1);
 }
 
 /**
@@ -969,6 +841,7 @@ bool uprobe_x86_cond(unsigned int cc, unsigned long flags)
  * @count: the counter after the loop's decrement (jrcxz: as it is)
  * @flags: the flags register
  *
+ * Context: any.
  * Return: whether the branch is taken.
  */
 bool uprobe_x86_loop_taken(unsigned int variant, unsigned long count,
@@ -976,17 +849,15 @@ bool uprobe_x86_loop_taken(unsigned int variant, unsigned long count,
 {
 	bool zf = flags & X86_EFLAGS_ZF;
 
-	switch (variant) {
-	case 0:
-		return count && !zf;
-	case 1:
-		return count && zf;
-	case 2:
-		return count;
-	default:
+	if (variant >= 3)
 		return !count;
-	}
+	/* loopne wants ZF clear, loope set, loop either. */
+	return count && (variant == 2 || zf == variant);
 }
+
+#define UPROBE_X86_ARITH_FLAGS \
+	(X86_EFLAGS_CF | X86_EFLAGS_PF | X86_EFLAGS_AF | X86_EFLAGS_ZF | \
+	 X86_EFLAGS_SF | X86_EFLAGS_OF)
 
 /**
  * uprobe_x86_add_sub() - add or subtract as the ALU does, flags included
@@ -996,6 +867,7 @@ bool uprobe_x86_loop_taken(unsigned int variant, unsigned long count,
  * @size: operand size in bytes: 1, 2, 4 or 8
  * @flags: the flags register; CF, PF, AF, ZF, SF and OF are recomputed
  *
+ * Context: any.
  * Return: the result, truncated to @size.
  */
 unsigned long uprobe_x86_add_sub(bool sub, unsigned long a, unsigned long b,
@@ -1003,28 +875,17 @@ unsigned long uprobe_x86_add_sub(bool sub, unsigned long a, unsigned long b,
 {
 	unsigned long mask = size >= sizeof(long) ? ~0UL : BIT(size * 8) - 1;
 	unsigned long sign = BIT(size * 8 - 1);
-	unsigned long f = *flags & ~(X86_EFLAGS_CF | X86_EFLAGS_PF |
-				     X86_EFLAGS_AF | X86_EFLAGS_ZF |
-				     X86_EFLAGS_SF | X86_EFLAGS_OF);
+	unsigned long f = *flags & ~UPROBE_X86_ARITH_FLAGS;
 	unsigned long r;
 
 	a &= mask;
 	b &= mask;
-	if (sub) {
-		r = (a - b) & mask;
-		if (a < b)
-			f |= X86_EFLAGS_CF;
-		/* Signed overflow: operands differ in sign, result took b's. */
-		if ((a ^ b) & (a ^ r) & sign)
-			f |= X86_EFLAGS_OF;
-	} else {
-		r = (a + b) & mask;
-		if (r < a)
-			f |= X86_EFLAGS_CF;
-		/* Signed overflow: operands agree in sign, result does not. */
-		if (~(a ^ b) & (a ^ r) & sign)
-			f |= X86_EFLAGS_OF;
-	}
+	r = (sub ? a - b : a + b) & mask;
+	if (sub ? a < b : r < a)
+		f |= X86_EFLAGS_CF;
+	/* OF: r's sign is not a's, b's being a's (add) or not (sub). */
+	if (((sub ? a : ~a) ^ b) & (a ^ r) & sign)
+		f |= X86_EFLAGS_OF;
 	if ((a ^ b ^ r) & 0x10)
 		f |= X86_EFLAGS_AF;
 	if (!r)
@@ -1045,18 +906,14 @@ unsigned long uprobe_x86_add_sub(bool sub, unsigned long a, unsigned long b,
  * @size: 4 or 8 (the stack word: an emulated add/sub on %esp or %rsp)
  * @flags: the flags register; CF, PF, AF, ZF, SF and OF are replaced
  *
- * The same result as uprobe_x86_add_sub(), whose model KUnit holds against
- * the CPU, but with the flags computed by the CPU itself: a few
- * instructions on every hit of a probe on a function's stack adjustment.
+ * As uprobe_x86_add_sub(), but the CPU itself computes the flags.
  *
+ * Context: any.
  * Return: the result, truncated to @size.
  */
 unsigned long uprobe_x86_alu_sp(bool sub, unsigned long a, unsigned long b,
 				unsigned int size, unsigned long *flags)
 {
-	const unsigned long arith = X86_EFLAGS_CF | X86_EFLAGS_PF |
-				    X86_EFLAGS_AF | X86_EFLAGS_ZF |
-				    X86_EFLAGS_SF | X86_EFLAGS_OF;
 	unsigned long f;
 	u32 a32 = a;
 
@@ -1072,6 +929,6 @@ unsigned long uprobe_x86_alu_sp(bool sub, unsigned long a, unsigned long b,
 	else
 		asm ("addl %[b], %[a]\n\tpushf\n\tpop %[f]"
 		     : [a] "+r" (a32), [f] "=r" (f) : [b] "r" ((u32)b) : "cc");
-	*flags = (*flags & ~arith) | (f & arith);
+	*flags = (*flags & ~UPROBE_X86_ARITH_FLAGS) | (f & UPROBE_X86_ARITH_FLAGS);
 	return size == 8 ? a : a32;
 }
