@@ -5,7 +5,14 @@
  * report describes; stock 6.1 has the fixes unless harness/data/stock-xfail
  * says otherwise.
  */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <setjmp.h>
+#include <stddef.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
 #include <sys/ioctl.h>
+#include <sys/prctl.h>
 #include <time.h>
 
 #include "../kselftest_harness.h"
@@ -14,11 +21,17 @@
 #define GRP "ust_hist"
 #define NOINLINE __attribute__((noinline, noclone, used))
 
-/* The probed function of this program's own, run by its children. */
+/* The probed functions of this program's own, run by its children. */
 NOINLINE long hist_leaf(long a)
 {
 	asm volatile("" ::: "memory");
 	return a + 1;
+}
+
+NOINLINE long hist_strings(const char *s)
+{
+	asm volatile("" ::: "memory");
+	return strlen(s);
 }
 
 FIXTURE(hist) {
@@ -57,6 +70,37 @@ static pid_t run_child(int (*fn)(void *), void *arg)
 	if (pid == 0)
 		_exit(fn(arg));
 	return pid;
+}
+
+/* The exit status of @pid, or 0x100 + the signal that ended it. */
+static int child_status(pid_t *pid)
+{
+	int st;
+
+	if (waitpid(*pid, &st, 0) != *pid)
+		return -1;
+	*pid = 0;
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 0x100 + WTERMSIG(st);
+}
+
+/* The "[uprobes]" mapping of this process: 0, or -ENOENT. */
+static int find_xol(unsigned long *start, unsigned long *end)
+{
+	char *all = ut_slurp("/proc/self/maps", NULL), *line, *save = NULL;
+	int ret = -ENOENT;
+
+	if (!all)
+		return -errno;
+	for (line = strtok_r(all, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save)) {
+		if (strstr(line, "[uprobes]") &&
+		    sscanf(line, "%lx-%lx", start, end) == 2) {
+			ret = 0;
+			break;
+		}
+	}
+	free(all);
+	return ret;
 }
 
 static double now(void)
@@ -291,6 +335,375 @@ TEST_F_TIMEOUT(hist, perf_callchains_sampled_while_probed_threads_exit, 180)
 	EXPECT_EQ(e->threads, hits);
 	EXPECT_EQ(e->threads, rets);
 	munmap(e, sizeof(*e));
+}
+
+/* What a child saw of its [uprobes] area, for the parent. */
+struct xol_scan {
+	int found;
+	long result;
+	long nonzero;		/* bytes past USED_BYTES that are not 0 */
+	long first_at;		/* offset of the first of them, or -1 */
+	int pages, faulted;
+};
+
+static sigjmp_buf scan_jmp;
+
+static void scan_fault(int sig)
+{
+	siglongjmp(scan_jmp, 1);
+}
+
+/*
+ * The trampolines and the one copy a hit may have stepped (stock 6.1
+ * steps an endbr64) fit in the first 256 bytes of either kernel's area.
+ */
+#define USED_BYTES	256
+
+static int xol_scan_child(void *arg)
+{
+	struct xol_scan *x = arg;
+	unsigned long start, end, i;
+	volatile int page;
+	long psz = getpagesize();
+
+	x->first_at = -1;
+	x->result = hist_leaf(41);
+	x->found = find_xol(&start, &end);
+	if (x->found)
+		return 0;
+	signal(SIGSEGV, scan_fault);
+	signal(SIGBUS, scan_fault);
+	x->pages = (end - start) / psz;
+	for (page = 0; page < x->pages; page++) {
+		const volatile unsigned char *p =
+			(const unsigned char *)(start + page * psz);
+
+		if (sigsetjmp(scan_jmp, 1)) {
+			x->faulted++;
+			continue;
+		}
+		for (i = page ? 0 : USED_BYTES; i < psz; i++) {
+			if (!p[i])
+				continue;
+			if (x->first_at < 0)
+				x->first_at = page * psz + i;
+			x->nonzero++;
+		}
+	}
+	return 0;
+}
+
+/*
+ * CVE-2024-49975, "uprobes: fix kernel info leak via [uprobes] vma": the
+ * area's page was mapped without being cleared, and x86 lets a program
+ * read what it may execute.  A process whose only hit is a return probe
+ * has an area with nothing but its trampolines: every byte it can read
+ * past them and the slot its one hit may have used is 0.
+ */
+TEST_F(hist, xol_area_reads_zero_where_nothing_was_written)
+{
+	struct xol_scan *x;
+	long off;
+	int st;
+
+	x = mmap(NULL, sizeof(*x), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, x);
+	UT_SYM(off, self->exe, "hist_leaf");
+	UT_PROBE(0, 'r', self->exe, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	self->child = run_child(xol_scan_child, x);
+	ASSERT_LT(0, self->child);
+	st = child_status(&self->child);
+	ASSERT_EQ(0, st) TH_LOG("child status %#x", st);
+	EXPECT_EQ(42, x->result);
+	EXPECT_EQ(1, UT_LINES(0, 0));
+	ASSERT_EQ(0, x->found) TH_LOG("no [uprobes] area after a return probe");
+	EXPECT_LT(x->faulted, x->pages) TH_LOG("no page of the area could be read");
+	EXPECT_EQ(0, x->nonzero)
+		TH_LOG("%ld bytes not 0 past the first %d, the first at +%#lx",
+		       x->nonzero, USED_BYTES, x->first_at);
+	munmap(x, sizeof(*x));
+}
+
+/*
+ * A default-deny allow-list (as Docker's profile is to syscalls it does
+ * not know) with action @deny; 0 or -errno.
+ */
+static int allow_list(unsigned int deny)
+{
+	static const int ok[] = {
+		__NR_read, __NR_write, __NR_exit, __NR_exit_group,
+		__NR_rt_sigreturn, __NR_getpid,
+	};
+	struct sock_filter f[2 + 2 * ARRAY_SIZE(ok) + 1];
+	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+	unsigned int i, n = 0;
+
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			offsetof(struct seccomp_data, arch));
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
+			offsetof(struct seccomp_data, nr));
+	for (i = 0; i < ARRAY_SIZE(ok); i++) {
+		f[n++] = (struct sock_filter)BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K,
+						      ok[i], 0, 1);
+		f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K,
+						      SECCOMP_RET_ALLOW);
+	}
+	f[n++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, deny);
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -errno : 0;
+}
+
+struct sandboxed {
+	unsigned int deny;
+	int pipe;
+};
+
+/* Under the allow-list: 200 probed calls, the sum written to the pipe. */
+static int sandboxed_child(void *arg)
+{
+	struct sandboxed *sb = arg;
+	long i, sum = 0;
+
+	if (allow_list(sb->deny))
+		return 2;
+	for (i = 0; i < 200; i++)
+		sum += hist_leaf(i);
+	if (write(sb->pipe, &sum, sizeof(sum)) != sizeof(sum))
+		return 3;
+	return 0;
+}
+
+static void run_sandboxed(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(hist) *self, unsigned int deny)
+{
+	struct sandboxed sb = { .deny = deny };
+	int fds[2], st;
+	long off, sum = 0;
+
+	UT_SYM(off, self->exe, "hist_leaf");
+	UT_PROBE(0, 'p', self->exe, off, NULL, NULL);
+	UT_PROBE(1, 'r', self->exe, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	ASSERT_EQ(0, pipe(fds));
+	sb.pipe = fds[1];
+	self->child = run_child(sandboxed_child, &sb);
+	ASSERT_LT(0, self->child);
+	close(fds[1]);
+	st = child_status(&self->child);
+	EXPECT_EQ(0, st) TH_LOG("child status %#x", st);
+	EXPECT_EQ(sizeof(sum), read(fds[0], &sum, sizeof(sum)));
+	close(fds[0]);
+	/* sum of i + 1 for i < 200 */
+	EXPECT_EQ(20100, sum);
+	EXPECT_EQ(200, UT_LINES(0, 0));
+	EXPECT_EQ(200, UT_LINES(1, 0));
+}
+
+/*
+ * "uprobes: Fix seccomp and docker" (6.14, backported): a container's
+ * default-deny profile did not know the return syscall, and probed
+ * programs died.  Returns under an allow-list that refuses the rest with
+ * EPERM, or kills the process, change nothing for the program.
+ */
+TEST_F(hist, returns_probed_under_an_eperm_allow_list)
+{
+	run_sandboxed(_metadata, self, SECCOMP_RET_ERRNO | EPERM);
+}
+
+TEST_F(hist, returns_probed_under_a_kill_process_allow_list)
+{
+	run_sandboxed(_metadata, self, SECCOMP_RET_KILL_PROCESS);
+}
+
+#define LONG_STR	3000
+
+static int strings_child(void *arg)
+{
+	char *s = malloc(LONG_STR + 1);
+
+	if (!s)
+		return 2;
+	memset(s, 'x', LONG_STR);
+	s[LONG_STR] = '\0';
+	return hist_strings(s) == LONG_STR ? 0 : 1;
+}
+
+/*
+ * CVE-2024-50067, "uprobe: avoid out-of-bounds memory access of fetching
+ * args": six 3,000-byte strings fetched at one hit are more than the
+ * per-CPU buffer a hit's record is built in.  The kernel stays up, the
+ * program computes, and a recorded line holds only what the strings
+ * hold (each may be cut short, or left empty when no room is left).
+ */
+TEST_F(hist, fetched_strings_larger_than_the_record_buffer_stay_in_bounds)
+{
+	static const char *const names[] = { "a", "b", "c", "d", "e", "f" };
+	char line[32768], v[8192], args[256] = "";
+	long off;
+	int st, n, i;
+
+	for (i = 0; i < 6; i++)
+		snprintf(args + strlen(args), sizeof(args) - strlen(args),
+			 "%s%s=+0(%%di):string", i ? " " : "", names[i]);
+	UT_SYM(off, self->exe, "hist_strings");
+	UT_PROBE(0, 'p', self->exe, off, NULL, args);
+	UT_ENABLE(0, true);
+	UT_TRACE_ROOM(2000);
+	self->child = run_child(strings_child, NULL);
+	ASSERT_LT(0, self->child);
+	st = child_status(&self->child);
+	EXPECT_EQ(0, st) TH_LOG("child status %#x", st);
+	n = UT_LINES(0, 0);
+	ASSERT_GE(1, n) TH_LOG("%d lines for one hit", n);
+	if (!n)
+		return;
+	ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), 0, line, sizeof(line)));
+	for (i = 0; i < 6; i++) {
+		size_t j, len;
+
+		if (ut_field(line, names[i], v, sizeof(v)))
+			continue;	/* left out: not stored */
+		/* What did not fit prints as an empty string does. */
+		if (!strcmp(v, "(fault)"))
+			continue;
+		len = strlen(v);
+		for (j = 0; j < len; j++)
+			if (v[j] != 'x' && v[j] != '"')
+				break;
+		EXPECT_EQ(len, j) TH_LOG("field %s holds '%.40s...' at %zu",
+					 names[i], v + j, j);
+	}
+}
+
+/* A child process's threads and the parent's perf event meet here. */
+struct pidf {
+	volatile int tid;	/* the thread to open the event on */
+	volatile int go;	/* the event is open */
+	volatile long sum;
+};
+
+static void *pidf_thread(void *arg)
+{
+	struct pidf *p = arg;
+	long i;
+
+	p->tid = syscall(__NR_gettid);
+	while (!p->go)
+		usleep(1000);
+	for (i = 0; i < 50; i++)
+		p->sum += hist_leaf(i);
+	return NULL;
+}
+
+/* A thread calls 50 times, the leader 30 times. */
+static int pidf_threads_child(void *arg)
+{
+	struct pidf *p = arg;
+	pthread_t t;
+	long i, sum = 0;
+
+	if (pthread_create(&t, NULL, pidf_thread, p))
+		return 2;
+	while (!p->go)
+		usleep(1000);
+	for (i = 0; i < 30; i++)
+		sum += hist_leaf(i);
+	pthread_join(t, NULL);
+	return sum == 465 && p->sum == 1275 ? 0 : 1;
+}
+
+static int clone_vm_fn(void *arg)
+{
+	long i, sum = 0;
+
+	for (i = 0; i < 40; i++)
+		sum += hist_leaf(i);
+	return sum == 820 ? 0 : 1;
+}
+
+/* A CLONE_VM child (another process, same mm) calls 40 times, then we 25. */
+static int pidf_clone_vm_child(void *arg)
+{
+	struct pidf *p = arg;
+	size_t stack_size = 1 << 16;
+	char *stack = malloc(stack_size);
+	long i, sum = 0;
+	int st;
+	pid_t c;
+
+	if (!stack)
+		return 2;
+	p->tid = getpid();
+	while (!p->go)
+		usleep(1000);
+	c = clone(clone_vm_fn, stack + stack_size, CLONE_VM | SIGCHLD, NULL);
+	if (c < 0 || waitpid(c, &st, 0) != c || !WIFEXITED(st) ||
+	    WEXITSTATUS(st))
+		return 3;
+	for (i = 0; i < 25; i++)
+		sum += hist_leaf(i);
+	return sum == 325 ? 0 : 1;
+}
+
+/*
+ * Count entries of hist_leaf with a perf uprobe event opened on the task
+ * @fn's child names in its struct pidf; @want is what that task alone
+ * calls.
+ */
+static void pidf_run(struct __test_metadata *_metadata,
+		     FIXTURE_DATA(hist) *self, int (*fn)(void *), long want)
+{
+	struct ut_pmu pmu;
+	struct pidf *p;
+	long off, i;
+	uint64_t n = 0;
+	int fd, st;
+
+	ut_pmu_init(&pmu);
+	ASSERT_LT(0, pmu.type) TH_LOG("no uprobe PMU");
+	UT_SYM(off, self->exe, "hist_leaf");
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	self->child = run_child(fn, p);
+	ASSERT_LT(0, self->child);
+	for (i = 0; i < 5000 && !p->tid; i++)
+		usleep(1000);
+	ASSERT_NE(0, p->tid) TH_LOG("the child named no task");
+	fd = ut_pmu_open(&pmu, self->exe, off, false, 0, false, p->tid, -1);
+	ASSERT_LE(0, fd) TH_LOG("perf_event_open on task %d: %s", p->tid,
+				strerror(-fd));
+	p->go = 1;
+	st = child_status(&self->child);
+	EXPECT_EQ(0, st) TH_LOG("child status %#x", st);
+	ASSERT_EQ(sizeof(n), read(fd, &n, sizeof(n)));
+	EXPECT_EQ(want, (long)n) TH_LOG("hits counted for task %d", p->tid);
+	close(fd);
+	munmap(p, sizeof(*p));
+}
+
+/*
+ * uprobe_multi's PID filters (6.6.35, 6.9.5) matched the thread group
+ * leader only.  A per-task perf event opened on a thread that is not the
+ * leader counts that thread's hits, none of the leader's.
+ */
+TEST_F(hist, task_event_on_a_non_leader_thread_counts_that_thread)
+{
+	pidf_run(_metadata, self, pidf_threads_child, 50);
+}
+
+/*
+ * ... and a child made with CLONE_VM but not CLONE_THREAD is another
+ * process: its hits are not the parent's, though they share the mm and
+ * so the breakpoint.
+ */
+TEST_F(hist, task_event_ignores_a_clone_vm_child)
+{
+	pidf_run(_metadata, self, pidf_clone_vm_child, 25);
 }
 
 UT_HARNESS_MAIN
