@@ -300,8 +300,13 @@ static void start_step(struct uprobe *uprobe, struct pt_regs *regs,
 {
 	struct xol_area *area = xol_get_area();
 
-	if (!area)
+	if (!area) {
+		area = mm_xol_area(current->mm);
+		/* The program unmapped [uprobes]: nowhere to step. */
+		if (area && !xol_area_mapped(area))
+			goto cannot_run;
 		goto no_slot;
+	}
 	/* For this step only: a slot kept while blocked could starve others. */
 	utask->xol_slot = xol_take_slot(area);
 	if (!utask->xol_slot)
@@ -329,7 +334,7 @@ no_slot:
 	utask->xol_vaddr = bp_vaddr;
 	return;
 cannot_run:
-	/* Refused in this thread's mode: a retry would trap forever. */
+	/* Refused in this mode, or no area: a retry would trap forever. */
 	utask->auprobe = NULL;
 	pr_warn_ratelimited("pid %d: cannot run the instruction at %#lx out of line, probe removed from this process\n",
 			    current->pid, bp_vaddr);

@@ -81,6 +81,7 @@ struct xol_area {
 	unsigned int		owned;		/* <= XOL_OWNED_MAX */
 	struct page		*pages[XOL_NR_PAGES];	/* NULL until used */
 	bool			syscall_tramp;	/* slot 1 has a trampoline */
+	bool			unmapped;	/* the program unmapped it */
 };
 
 static inline struct xol_area *mm_xol_area(struct mm_struct *mm)
@@ -97,12 +98,23 @@ static inline unsigned long xol_slot_vaddr(struct xol_area *area,
 
 struct xol_area *xol_make_area(void);
 
-/* current->mm's XOL area, made if needed. */
+/*
+ * A program may unmap its area and map its own code there: then nothing
+ * at those addresses is ours, and no step or return may be sent there.
+ */
+static inline bool xol_area_mapped(const struct xol_area *area)
+{
+	return !READ_ONCE(area->unmapped);
+}
+
+/* current->mm's XOL area, made if needed; NULL if none or unmapped. */
 static inline struct xol_area *xol_get_area(void)
 {
 	struct xol_area *area = mm_xol_area(current->mm);
 
-	return likely(area) ? area : xol_make_area();
+	if (unlikely(!area))
+		area = xol_make_area();
+	return area && xol_area_mapped(area) ? area : NULL;
 }
 
 #define XOL_SYSCALL_SLOT	1
@@ -111,8 +123,9 @@ static inline bool xol_is_trampoline(struct xol_area *area, unsigned long addr)
 {
 	unsigned long sys = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
 
-	return addr == area->vaddr ||
-	       (area->syscall_tramp && addr - sys < UPROBE_XOL_SLOT_BYTES);
+	return (addr == area->vaddr ||
+		(area->syscall_tramp && addr - sys < UPROBE_XOL_SLOT_BYTES)) &&
+	       xol_area_mapped(area);
 }
 
 extern struct srcu_struct uprobes_srcu;

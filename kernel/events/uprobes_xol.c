@@ -14,6 +14,7 @@
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/mman.h>
+#include <linux/perf_event.h>
 #include <linux/ptrace.h>
 #include <linux/sched/signal.h>
 #include <linux/security.h>
@@ -22,9 +23,9 @@
 
 #include "uprobes_internal.h"
 
-static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
-			    struct vm_area_struct *vma, struct vm_fault *vmf)
+static vm_fault_t xol_fault(struct vm_fault *vmf)
 {
+	struct vm_area_struct *vma = vmf->vma;
 	struct xol_area *area = mm_xol_area(vma->vm_mm);
 	unsigned long index = (vmf->address - vma->vm_start) >> PAGE_SHIFT;
 	struct page *page = NULL;
@@ -44,17 +45,67 @@ static vm_fault_t xol_fault(const struct vm_special_mapping *sm,
 }
 
 /* Pending returns point at the trampoline's address: it cannot move. */
-static int xol_mremap(const struct vm_special_mapping *sm,
-		      struct vm_area_struct *new_vma)
+static int xol_mremap(struct vm_area_struct *new_vma)
 {
 	return -EINVAL;
 }
 
-static const struct vm_special_mapping xol_mapping = {
-	.name	= "[uprobes]",
-	.fault	= xol_fault,
-	.mremap	= xol_mremap,
+/* Nor can a part of it go: the slots' addresses are fixed. */
+static int xol_may_split(struct vm_area_struct *vma, unsigned long addr)
+{
+	return -EINVAL;
+}
+
+/* Unmapped, or mapped over: see xol_area_mapped(). */
+static void xol_close(struct vm_area_struct *vma)
+{
+	struct xol_area *area = mm_xol_area(vma->vm_mm);
+
+	if (area && vma->vm_start == area->vaddr)
+		WRITE_ONCE(area->unmapped, true);
+}
+
+static const char *xol_name(struct vm_area_struct *vma)
+{
+	return "[uprobes]";
+}
+
+/*
+ * A special mapping, but with a close method: the trampolines must know
+ * whether the code at their addresses is still theirs.
+ */
+static const struct vm_operations_struct xol_vm_ops = {
+	.close		= xol_close,
+	.fault		= xol_fault,
+	.mremap		= xol_mremap,
+	.may_split	= xol_may_split,
+	.name		= xol_name,
 };
+
+/* As _install_special_mapping(), with xol_vm_ops. */
+static int xol_add_vma(struct mm_struct *mm, unsigned long vaddr)
+{
+	unsigned long len = XOL_NR_PAGES * PAGE_SIZE;
+	struct vm_area_struct *vma;
+
+	vma = vm_area_alloc(mm);
+	if (!vma)
+		return -ENOMEM;
+	vma->vm_start = vaddr;
+	vma->vm_end = vaddr + len;
+	vma->vm_flags = (VM_READ | VM_EXEC | VM_MAYREAD | VM_MAYEXEC |
+			 VM_DONTDUMP | VM_DONTEXPAND | VM_SOFTDIRTY |
+			 mm->def_flags) & VM_LOCKED_CLEAR_MASK;
+	vma->vm_page_prot = vm_get_page_prot(vma->vm_flags);
+	vma->vm_ops = &xol_vm_ops;
+	if (insert_vm_struct(mm, vma)) {
+		vm_area_free(vma);
+		return -ENOMEM;
+	}
+	vm_stat_account(mm, vma->vm_flags, len >> PAGE_SHIFT);
+	perf_event_mmap(vma);
+	return 0;
+}
 
 /**
  * arch_uprobe_copy_ixol - copy an instruction into an XOL slot
@@ -155,7 +206,6 @@ struct xol_area *xol_make_area(void)
 {
 	struct mm_struct *mm = current->mm;
 	struct xol_area *area = mm_xol_area(mm), *new;
-	struct vm_area_struct *vma;
 	unsigned long vaddr;
 
 	if (area)
@@ -171,11 +221,7 @@ struct xol_area *xol_make_area(void)
 	vaddr = xol_find_range();
 	if (IS_ERR_VALUE(vaddr))
 		goto unlock;
-	vma = _install_special_mapping(mm, vaddr, XOL_NR_PAGES * PAGE_SIZE,
-				       VM_READ | VM_EXEC | VM_MAYREAD |
-				       VM_MAYEXEC | VM_DONTDUMP,
-				       &xol_mapping);
-	if (IS_ERR(vma))
+	if (xol_add_vma(mm, vaddr))
 		goto unlock;
 	new->vaddr = vaddr;
 	xol_write_trampolines(new);
@@ -200,7 +246,7 @@ unsigned long uprobe_get_trampoline_vaddr(void)
 {
 	struct xol_area *area = mm_xol_area(current->mm);
 
-	return area ? area->vaddr : -1;
+	return area && xol_area_mapped(area) ? area->vaddr : -1;
 }
 
 /**
@@ -212,7 +258,7 @@ unsigned long uprobe_get_syscall_trampoline_vaddr(void)
 {
 	struct xol_area *area = current->mm ? mm_xol_area(current->mm) : NULL;
 
-	if (!area || !area->syscall_tramp)
+	if (!area || !area->syscall_tramp || !xol_area_mapped(area))
 		return -1;
 	return xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
 }
@@ -394,11 +440,21 @@ void xol_fill_slot(struct xol_area *area, unsigned int slot,
  */
 void xol_dup_area(struct mm_struct *oldmm, struct mm_struct *newmm)
 {
-	struct xol_area *old = mm_xol_area(oldmm);
+	struct xol_area *old = mm_xol_area(oldmm), *new;
+	struct vm_area_struct *vma;
 
 	mmap_assert_write_locked(oldmm);
-	if (old)
-		newmm->uprobes_state.xol_area = xol_area_new(old->vaddr);
+	if (!old)
+		return;
+	new = xol_area_new(old->vaddr);
+	if (!new)
+		return;
+	/* The child gets the VMA only if it is the parent's and copied. */
+	vma = vma_lookup(oldmm, old->vaddr);
+	new->unmapped = !xol_area_mapped(old) || !vma ||
+			vma->vm_ops != &xol_vm_ops ||
+			(vma->vm_flags & VM_DONTCOPY);
+	newmm->uprobes_state.xol_area = new;
 }
 
 /**

@@ -426,6 +426,108 @@ TEST_F(hist, xol_area_reads_zero_where_nothing_was_written)
 	munmap(x, sizeof(*x));
 }
 
+/* Call the code at @fn with %rax = @nr; it ends in a ret. */
+static long call_with_rax(void *fn, long nr)
+{
+	long ret;
+
+	/* Below the red zone: this function may keep locals there. */
+	asm volatile("sub $128, %%rsp\n\t"
+		     "call *%[fn]\n\t"
+		     "add $128, %%rsp"
+		     : "=a"(ret)
+		     : "a"(nr), [fn] "r"(fn)
+		     : "rcx", "rdx", "rsi", "rdi", "r8", "r9", "r10", "r11",
+		       "memory", "cc");
+	return ret;
+}
+
+#define NR_URETPROBE	335
+#define FAKE_SPAN	512
+
+/* Syscall 335 refused with EPERM; everything else allowed. */
+static int deny_335(void)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, NR_URETPROBE, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | EPERM),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -errno;
+	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -errno : 0;
+}
+
+/* Exit codes of the child below. */
+enum { FAKE_OK, FAKE_NO_AREA, FAKE_REMAP, FAKE_SECCOMP, FAKE_NOT_EPERM };
+
+static int fake_tramp_child(void *arg)
+{
+	unsigned long start, end;
+	unsigned char *page;
+	long off, r;
+
+	if (hist_leaf(1) != 2 || find_xol(&start, &end))
+		return FAKE_NO_AREA;
+	if (munmap((void *)start, end - start))
+		return FAKE_REMAP;
+	page = mmap((void *)start, getpagesize(),
+		    PROT_READ | PROT_WRITE | PROT_EXEC,
+		    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED_NOREPLACE, -1, 0);
+	if (page != (void *)start)
+		return FAKE_REMAP;
+	if (deny_335())
+		return FAKE_SECCOMP;
+	memset(page, 0xcc, getpagesize());
+	for (off = 0; off < FAKE_SPAN; off++) {
+		/* syscall; ret */
+		page[off] = 0x0f;
+		page[off + 1] = 0x05;
+		page[off + 2] = 0xc3;
+		r = call_with_rax(page + off, NR_URETPROBE);
+		memset(page + off, 0xcc, 3);
+		if (r != -EPERM) {
+			*(long *)arg = off;
+			return FAKE_NOT_EPERM;
+		}
+	}
+	return FAKE_OK;
+}
+
+/*
+ * "uprobes/x86: Fix trampoline_check_ip" (Jann Horn's report): the
+ * return syscall is the trampoline's only.  A program that unmapped its
+ * [uprobes] area and mapped a page of its own at the same address, then
+ * makes syscall 335 from anywhere on it, gets what its seccomp filter
+ * says (here EPERM), never what the trampoline would.
+ */
+TEST_F(hist, return_syscall_from_a_page_mapped_over_the_area_is_filtered)
+{
+	long *bad_off;
+	long off;
+	int st;
+
+	bad_off = mmap(NULL, sizeof(*bad_off), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, bad_off);
+	*bad_off = -1;
+	UT_SYM(off, self->exe, "hist_leaf");
+	UT_PROBE(0, 'r', self->exe, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	self->child = run_child(fake_tramp_child, bad_off);
+	ASSERT_LT(0, self->child);
+	st = child_status(&self->child);
+	EXPECT_EQ(FAKE_OK, st)
+		TH_LOG("child status %#x (%d: no area, %d: remap, %d: seccomp, %d: not EPERM)",
+		       st, FAKE_NO_AREA, FAKE_REMAP, FAKE_SECCOMP, FAKE_NOT_EPERM);
+	EXPECT_EQ(-1, *bad_off) TH_LOG("syscall 335 at +%ld not refused", *bad_off);
+	EXPECT_EQ(1, UT_LINES(0, 0));
+	munmap(bad_off, sizeof(*bad_off));
+}
+
 /*
  * A default-deny allow-list (as Docker's profile is to syscalls it does
  * not know) with action @deny; 0 or -errno.
