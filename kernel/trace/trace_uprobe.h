@@ -106,6 +106,24 @@ struct perf_follower {
 	struct rcu_head		rcu;
 };
 
+bool trace_uprobe_process_has_mm(struct task_struct *task, struct mm_struct *mm);
+
+/*
+ * Does @f follow a task of @mm?  Its task's mm says, while it has one.
+ * An exited task has none, but its event may still count in another
+ * thread of its process (perf swaps the contexts of inherited events):
+ * those threads say then.
+ */
+static __always_inline bool perf_follower_in_mm(struct perf_follower *f,
+						struct mm_struct *mm)
+{
+	struct mm_struct *fmm = READ_ONCE(f->task->mm);
+
+	if (likely(fmm) || !mm)
+		return fmm == mm;
+	return trace_uprobe_process_has_mm(f->task, mm);
+}
+
 /* Whether a perf event is system wide or follows a task of @mm. */
 static __always_inline bool
 trace_uprobe_perf_wants(struct trace_uprobe_filter *filter, struct mm_struct *mm)
@@ -118,7 +136,7 @@ trace_uprobe_perf_wants(struct trace_uprobe_filter *filter, struct mm_struct *mm
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(f, &filter->perf_events, node) {
-		if (READ_ONCE(f->task->mm) == mm) {
+		if (perf_follower_in_mm(f, mm)) {
 			ret = true;
 			break;
 		}

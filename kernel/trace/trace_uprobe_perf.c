@@ -16,6 +16,7 @@
 #include <linux/namei.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
+#include <linux/sched/signal.h>
 #include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/trace_events.h>
@@ -53,10 +54,33 @@ static bool covered_by_others(struct trace_uprobe_filter *filter,
 	if (!mm)
 		return true;
 	list_for_each_entry(f, &filter->perf_events, node) {
-		if (f->event != event && READ_ONCE(f->task->mm) == mm)
+		if (f->event != event && perf_follower_in_mm(f, mm))
 			return true;
 	}
 	return false;
+}
+
+/**
+ * trace_uprobe_process_has_mm - does a live thread of @task's process use @mm?
+ * @task: a task, perhaps exited; the caller holds a reference
+ * @mm: the mm
+ *
+ * Return: true when one does.
+ */
+bool trace_uprobe_process_has_mm(struct task_struct *task, struct mm_struct *mm)
+{
+	struct task_struct *t;
+	bool ret = false;
+
+	rcu_read_lock();
+	for_each_thread(task, t) {
+		if (READ_ONCE(t->mm) == mm) {
+			ret = true;
+			break;
+		}
+	}
+	rcu_read_unlock();
+	return ret;
 }
 
 static struct perf_follower *find_follower(struct trace_uprobe_filter *filter,

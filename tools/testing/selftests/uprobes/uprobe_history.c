@@ -808,4 +808,94 @@ TEST_F(hist, task_event_ignores_a_clone_vm_child)
 	pidf_run(_metadata, self, pidf_clone_vm_child, 25);
 }
 
+#define INH_THREADS	3
+#define INH_CALLS	13
+
+static void *inh_thread(void *arg)
+{
+	long i, sum = 0;
+
+	/* Interleave with the others, so that perf swaps their contexts. */
+	for (i = 0; i < INH_CALLS; i++) {
+		sum += hist_leaf(i);
+		usleep(500 + 300 * (long)arg);
+	}
+	return (void *)sum;
+}
+
+/* Three threads call INH_CALLS times each and exit one after another. */
+static int inh_child(void *arg)
+{
+	struct pidf *p = arg;
+	pthread_t t[INH_THREADS];
+	void *r;
+	long i, bad = 0;
+
+	p->tid = getpid();
+	while (!p->go)
+		usleep(1000);
+	for (i = 0; i < INH_THREADS; i++)
+		if (pthread_create(&t[i], NULL, inh_thread, (void *)i))
+			return 2;
+	for (i = 0; i < INH_THREADS; i++)
+		if (pthread_join(t[i], &r) || (long)r != 91)
+			bad++;
+	return bad ? 1 : 0;
+}
+
+/*
+ * A perf event opened with inherit on a process counts the hits of every
+ * thread it makes, also once some have exited.  Perf swaps the contexts
+ * of inherited events between threads; an exiting thread may then free
+ * an event whose task still runs, and the breakpoint must stay for it.
+ * (Stock 6.1 and mainline lose hits here now and then.)
+ */
+TEST_F_TIMEOUT(hist, inherited_task_event_counts_after_threads_exit, 240)
+{
+	struct perf_event_attr attr;
+	int run, lost_runs = 0;
+	struct ut_pmu pmu;
+	struct pidf *p;
+	long off, i;
+
+	ut_pmu_init(&pmu);
+	ASSERT_LT(0, pmu.type) TH_LOG("no uprobe PMU");
+	UT_SYM(off, self->exe, "hist_leaf");
+	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
+		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, p);
+	for (run = 0; run < 12; run++) {
+		uint64_t n = 0;
+		int fd, st;
+
+		memset(p, 0, sizeof(*p));
+		self->child = run_child(inh_child, p);
+		ASSERT_LT(0, self->child);
+		for (i = 0; i < 5000 && !p->tid; i++)
+			usleep(1000);
+		ASSERT_NE(0, p->tid);
+		memset(&attr, 0, sizeof(attr));
+		attr.size = sizeof(attr);
+		attr.type = pmu.type;
+		attr.uprobe_path = (unsigned long)self->exe;
+		attr.probe_offset = off;
+		attr.inherit = 1;
+		fd = syscall(__NR_perf_event_open, &attr, p->tid, -1, -1,
+			     PERF_FLAG_FD_CLOEXEC);
+		ASSERT_LE(0, fd) TH_LOG("perf_event_open: %s", strerror(errno));
+		p->go = 1;
+		st = child_status(&self->child);
+		ASSERT_EQ(0, st) TH_LOG("run %d: child status %#x", run, st);
+		ASSERT_EQ(sizeof(n), read(fd, &n, sizeof(n)));
+		close(fd);
+		if (n != INH_THREADS * INH_CALLS) {
+			lost_runs++;
+			TH_LOG("run %d: %llu hits counted of %d", run,
+			       (unsigned long long)n, INH_THREADS * INH_CALLS);
+		}
+	}
+	EXPECT_EQ(0, lost_runs);
+	munmap(p, sizeof(*p));
+}
+
 UT_HARNESS_MAIN
