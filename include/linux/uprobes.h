@@ -104,6 +104,7 @@ struct uprobe_task {
 	struct return_instance		*return_instances; /* newest first */
 	struct return_instance		*ri_cache;	/* kept for reuse */
 	unsigned int			ri_cached;
+	bool				syscall_hidden;	/* from ptrace, till its exit */
 };
 
 /* Context in which arch_uretprobe_is_alive() is asked about a frame. */
@@ -223,6 +224,8 @@ bool uprobe_deny_signal(void);
 unsigned long uprobe_get_trampoline_vaddr(void);
 unsigned long uprobe_get_syscall_trampoline_vaddr(void);
 bool uprobe_in_syscall_trampoline(struct pt_regs *regs);
+bool uprobe_syscall_hide_entry(struct pt_regs *regs);
+bool uprobe_syscall_hide_exit(void);
 void uprobe_handle_trampoline(struct pt_regs *regs);
 void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user);
 
@@ -292,6 +295,8 @@ static inline void uprobe_notify_resume(struct pt_regs *regs) { }
 static inline bool uprobe_breakpoint_trap(struct pt_regs *regs) { return false; }
 static inline bool uprobe_deny_signal(void) { return false; }
 static inline bool uprobe_in_syscall_trampoline(struct pt_regs *regs) { return false; }
+static inline bool uprobe_syscall_hide_entry(struct pt_regs *regs) { return false; }
+static inline bool uprobe_syscall_hide_exit(void) { return false; }
 
 static inline void uprobe_fix_callchain(u64 *ips, unsigned int nr,
 					bool in_user) { }

@@ -20,10 +20,12 @@
 
 #define pr_fmt(fmt) "uprobes: " fmt
 
+#include <linux/compat.h>
 #include <linux/ptrace.h>
 #include <linux/sched/signal.h>
 #include <linux/slab.h>
 #include <linux/uprobes.h>
+#include <asm/syscall.h>
 
 #include "uprobes_internal.h"
 
@@ -344,6 +346,50 @@ bool __weak arch_uretprobe_may_use_syscall(struct pt_regs *regs)
 int __weak arch_uretprobe_syscall_unwind(struct pt_regs *regs)
 {
 	return -EINVAL;
+}
+
+/**
+ * uprobe_syscall_hide_entry - is this syscall the return trampoline's?
+ * @regs: current's user registers at a syscall entry with work to do
+ *
+ * The entry work asks, so that a tracer or a dispatcher of the program's
+ * syscalls does not see one the program did not make.  The answer holds
+ * for the syscall's exit too: see uprobe_syscall_hide_exit().
+ *
+ * Context: current, syscall entry work.
+ * Return: true for the uretprobe syscall made from current's trampoline.
+ */
+bool uprobe_syscall_hide_entry(struct pt_regs *regs)
+{
+#ifdef __NR_uretprobe
+	struct uprobe_task *utask = current->utask;
+
+	/* Without pending returns (no utask) it is no return of ours. */
+	if (!utask || in_compat_syscall() ||
+	    syscall_get_nr(current, regs) != __NR_uretprobe ||
+	    !uprobe_in_syscall_trampoline(regs))
+		return false;
+	utask->syscall_hidden = true;
+	return true;
+#else
+	return false;
+#endif
+}
+
+/**
+ * uprobe_syscall_hide_exit - was this syscall's entry hidden?
+ *
+ * Context: current, syscall exit work.
+ * Return: true once after uprobe_syscall_hide_entry() said true.
+ */
+bool uprobe_syscall_hide_exit(void)
+{
+	struct uprobe_task *utask = current->utask;
+
+	if (likely(!utask || !utask->syscall_hidden))
+		return false;
+	utask->syscall_hidden = false;
+	return true;
 }
 
 /**

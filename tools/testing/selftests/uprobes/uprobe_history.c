@@ -13,6 +13,8 @@
 #include <linux/seccomp.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
+#include <sys/ptrace.h>
+#include <sys/user.h>
 #include <time.h>
 
 #include "../kselftest_harness.h"
@@ -26,6 +28,16 @@ NOINLINE long hist_leaf(long a)
 {
 	asm volatile("" ::: "memory");
 	return a + 1;
+}
+
+/* Returns 7 once a byte comes through @fd, -1 if none. */
+NOINLINE long hist_wait(int fd)
+{
+	char c;
+
+	if (read(fd, &c, 1) != 1)
+		return -1;
+	return 7;
 }
 
 NOINLINE long hist_strings(const char *s)
@@ -896,6 +908,102 @@ TEST_F_TIMEOUT(hist, inherited_task_event_counts_after_threads_exit, 240)
 	}
 	EXPECT_EQ(0, lost_runs);
 	munmap(p, sizeof(*p));
+}
+
+static int wait_child(void *arg)
+{
+	return hist_wait(*(int *)arg) == 7 ? 0 : 1;
+}
+
+/*
+ * Attach to a child whose return from hist_wait() is pending, let it
+ * return and exit, stopping at every syscall; @refuse: refuse syscall
+ * 335 at its entry, as a sandbox refuses what it does not know.  The
+ * number of syscall-entry stops with number 335, or -errno.
+ */
+static long trace_pending_return(struct __test_metadata *_metadata,
+				 FIXTURE_DATA(hist) *self, bool refuse, int *status)
+{
+	int fds[2], st;
+	long n335 = 0, i;
+	bool entry = true;
+
+	if (pipe(fds))
+		return -errno;
+	self->child = run_child(wait_child, &fds[0]);
+	if (self->child < 0)
+		return -errno;
+	/* Its entry hit: the return is hijacked before we attach. */
+	for (i = 0; i < 5000 && UT_HITS(1) < 1; i++)
+		usleep(1000);
+	if (UT_HITS(1) < 1)
+		return -ETIMEDOUT;
+	if (ptrace(PTRACE_ATTACH, self->child, 0, 0) ||
+	    waitpid(self->child, &st, 0) != self->child)
+		return -errno;
+	ptrace(PTRACE_SETOPTIONS, self->child, 0, PTRACE_O_TRACESYSGOOD);
+	if (write(fds[1], "g", 1) != 1)
+		return -errno;
+	for (;;) {
+		struct user_regs_struct regs;
+
+		if (ptrace(PTRACE_SYSCALL, self->child, 0, 0) ||
+		    waitpid(self->child, &st, 0) != self->child)
+			return -errno;
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			break;
+		if (!WIFSTOPPED(st) || WSTOPSIG(st) != (SIGTRAP | 0x80))
+			continue;
+		if (entry && !ptrace(PTRACE_GETREGS, self->child, 0, &regs) &&
+		    regs.orig_rax == NR_URETPROBE) {
+			n335++;
+			if (refuse) {
+				regs.orig_rax = -1;
+				ptrace(PTRACE_SETREGS, self->child, 0, &regs);
+			}
+		}
+		entry = !entry;
+	}
+	self->child = 0;
+	*status = st;
+	close(fds[0]);
+	close(fds[1]);
+	return n335;
+}
+
+static void run_traced_return(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(hist) *self, bool refuse)
+{
+	long off, n;
+	int st = 0;
+
+	UT_SYM(off, self->exe, "hist_wait");
+	UT_PROBE(0, 'r', self->exe, off, NULL, "ret=$retval:s64");
+	UT_PROBE(1, 'p', self->exe, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	n = trace_pending_return(_metadata, self, refuse, &st);
+	ASSERT_LE(0, n) TH_LOG("tracing the child: %s", strerror(-n));
+	EXPECT_EQ(0, n) TH_LOG("the tracer saw %ld syscalls 335", n);
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0)
+		TH_LOG("child status %#x", st);
+	EXPECT_EQ(1, UT_LINES(0, 0));
+}
+
+/*
+ * A ptracer sees only the syscalls the program made: a tracer that
+ * attaches while a return is pending (strace -p) sees no syscall of the
+ * return trampoline.  (Mainline shows its uretprobe syscall since 6.11.)
+ */
+TEST_F(hist, tracer_attached_with_a_return_pending_sees_no_syscall)
+{
+	run_traced_return(_metadata, self, false);
+}
+
+/* ... and a sandbox refusing syscalls it does not know breaks nothing. */
+TEST_F(hist, sandbox_refusing_unknown_syscalls_keeps_a_pending_return)
+{
+	run_traced_return(_metadata, self, true);
 }
 
 UT_HARNESS_MAIN
