@@ -12,7 +12,7 @@
 #   make series                the series as mailable patches in build/series/
 #   make series-check          git am them on the tarball, build after each patch
 #   make lint                  checkpatch, kernel-doc, sparse, W=1 on our files and patches
-#   make check-arch            arm64 cross build of the series (vmlinux)
+#   make check-arch            i386 and arm64 builds of the series (vmlinux)
 #   make fuzz                  differential instruction fuzzing, 25 min (FUZZ_ARGS='[--compat] --seed S --seconds T')
 #   make bench                 hit and attach cost, ours vs stock 6.1 and 6.12
 #   make readme                README.md's "Current results" from the last runs
@@ -92,9 +92,9 @@ series-check:
 # make lint: checkpatch.pl --strict, kernel-doc, sparse and W=1 on our files
 # and on every patch of make series (harness/lint; accepted findings, each
 # with its reason, in harness/data/lint-exceptions).  LINT_ARGS=--all: also the
-# parts not yet in `series`.  make check-arch: arm64 cross build of the
-# series, vmlinux linked (harness/check-arch; ARCH_ARGS=--objs: only the
-# objects that use uprobes, faster).
+# parts not yet in `series`.  make check-arch: i386 and arm64 (cross)
+# builds of the series, vmlinux linked (harness/check-arch; ARCH_ARGS=--objs:
+# only the objects that use uprobes, faster; --arch i386 or arm64: one).
 .PHONY: lint check-arch
 lint:
 	@harness/lint $(LINT_ARGS)

@@ -904,6 +904,7 @@ bool arch_uretprobe_is_alive(struct return_instance *ret, enum rp_check ctx,
 	return regs->sp <= ret->stack;
 }
 
+#ifdef CONFIG_X86_64
 /*
  * The return trampoline of 64-bit tasks: save what syscall destroys, below
  * sp (the returned function's frame was there), and enter the uretprobe
@@ -1004,3 +1005,4 @@ SYSCALL_DEFINE0(uretprobe)
 	uprobe_handle_trampoline(regs);
 	return regs->ax;
 }
+#endif /* CONFIG_X86_64: the 32-bit kernel keeps the int3 trampoline */

@@ -719,14 +719,17 @@ static void uk_add_sub_test(struct kunit *test)
 {
 	static const unsigned long vals[] = {
 		0, 1, 2, 0xf, 0x10, 0x7f, 0x80, 0xff, 0x100, 0x7fffffff,
-		0x80000000, 0xffffffff, 0x100000000UL, 0x7ffffffffffffff0UL,
+		0x80000000, 0xffffffff,
+#ifdef CONFIG_X86_64
+		0x100000000UL, 0x7ffffffffffffff0UL,
 		0x7fffffffffffffffUL, 0x8000000000000000UL,
 		0xfffffffffffffff0UL, 0xffffffffffffffffUL,
 		0x00007ffc12345678UL, 0x00007ffc12345670UL,
+#endif
 	};
 	unsigned int size, i, j, sub;
 
-	for (size = 4; size <= 8; size += 4)
+	for (size = 4; size <= sizeof(long); size += 4)
 		for (sub = 0; sub < 2; sub++)
 			for (i = 0; i < ARRAY_SIZE(vals); i++)
 				for (j = 0; j < ARRAY_SIZE(vals); j++) {
@@ -921,6 +924,7 @@ static void uk_branch_ind_test(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, op.emul, UPROBE_EMUL_NONE);
 }
 
+#ifdef CONFIG_X86_64	/* the uretprobe syscall and direct runs: 64-bit only */
 /*
  * The syscall return trampoline decodes as what the syscall handler
  * expects: three pushes (the frame it unwinds), the syscall number, the
@@ -1041,6 +1045,8 @@ static void uk_direct_test(struct kunit *test)
 	}
 }
 
+#endif /* CONFIG_X86_64 */
+
 static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE_PARAM(uk_insn_test, uk_insn_gen_params),
 	KUNIT_CASE(uk_emul_operands_test),
@@ -1051,8 +1057,10 @@ static struct kunit_case uprobes_x86_cases[] = {
 	KUNIT_CASE(uk_cond_test),
 	KUNIT_CASE(uk_loop_test),
 	KUNIT_CASE(uk_add_sub_test),
+#ifdef CONFIG_X86_64
 	KUNIT_CASE(uk_syscall_trampoline_test),
 	KUNIT_CASE(uk_direct_test),
+#endif
 	{}
 };
 
