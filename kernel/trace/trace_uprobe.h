@@ -102,26 +102,23 @@ void trace_uprobe_init_event_call(struct trace_uprobe *tu);
 struct perf_follower {
 	struct list_head	node;
 	struct perf_event	*event;
-	struct task_struct	*task;	/* our own reference: see perf.c */
 	struct rcu_head		rcu;
 };
 
-bool trace_uprobe_process_has_mm(struct task_struct *task, struct mm_struct *mm);
-
 /*
- * Does @f follow a task of @mm?  Its task's mm says, while it has one.
- * An exited task has none, but its event may still count in another
- * thread of its process (perf swaps the contexts of inherited events):
- * those threads say then.
+ * The mm of the task a per-task @event counts for now: the task whose
+ * perf context holds it.  Perf swaps the contexts of inherited events
+ * between the tasks it cloned them for, and a context whose task exited
+ * holds an error pointer (TASK_TOMBSTONE): no mm.  Before the event has
+ * a context (at its open), its target's.
+ * Context: RCU, or the event cannot go (event_mutex held).
  */
-static __always_inline bool perf_follower_in_mm(struct perf_follower *f,
-						struct mm_struct *mm)
+static __always_inline struct mm_struct *trace_uprobe_event_mm(struct perf_event *event)
 {
-	struct mm_struct *fmm = READ_ONCE(f->task->mm);
+	struct perf_event_context *ctx = READ_ONCE(event->ctx);
+	struct task_struct *task = ctx ? READ_ONCE(ctx->task) : event->hw.target;
 
-	if (likely(fmm) || !mm)
-		return fmm == mm;
-	return trace_uprobe_process_has_mm(f->task, mm);
+	return IS_ERR_OR_NULL(task) ? NULL : READ_ONCE(task->mm);
 }
 
 /* Whether a perf event is system wide or follows a task of @mm. */
@@ -136,7 +133,7 @@ trace_uprobe_perf_wants(struct trace_uprobe_filter *filter, struct mm_struct *mm
 
 	rcu_read_lock();
 	list_for_each_entry_rcu(f, &filter->perf_events, node) {
-		if (perf_follower_in_mm(f, mm)) {
+		if (trace_uprobe_event_mm(f->event) == mm) {
 			ret = true;
 			break;
 		}

@@ -4,10 +4,11 @@
  * (the "uprobe" PMU), and BPF through perf.
  *
  * The filter counts system-wide perf events and lists per-task ones, each
- * standing for its task's mm; the breakpoints follow (a stray one goes at
- * its first hit).  filter->rwlock serialises writers.  Readers walk the list
- * under RCU, so an entry holds its own task reference until a grace period
- * after its unlinking: perf drops its own at close.
+ * standing for the mm of the task it counts for (trace_uprobe_event_mm());
+ * the breakpoints follow (a stray one goes at its first hit).
+ * filter->rwlock serialises writers.  Readers walk the list under RCU: an
+ * entry is freed a grace period after its unlinking, and perf frees the
+ * event and its context only after our close.
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
@@ -16,20 +17,10 @@
 #include <linux/namei.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
-#include <linux/sched/signal.h>
-#include <linux/sched/task.h>
 #include <linux/slab.h>
 #include <linux/trace_events.h>
 
 #include "trace_uprobe.h"
-
-static void perf_follower_free(struct rcu_head *rcu)
-{
-	struct perf_follower *f = container_of(rcu, struct perf_follower, rcu);
-
-	put_task_struct(f->task);
-	kfree(f);
-}
 
 static bool is_systemwide(struct perf_event *event)
 {
@@ -50,37 +41,14 @@ static bool covered_by_others(struct trace_uprobe_filter *filter,
 	if (is_systemwide(event))
 		return false;
 
-	mm = READ_ONCE(event->hw.target->mm);
+	mm = trace_uprobe_event_mm(event);
 	if (!mm)
 		return true;
 	list_for_each_entry(f, &filter->perf_events, node) {
-		if (f->event != event && perf_follower_in_mm(f, mm))
+		if (f->event != event && trace_uprobe_event_mm(f->event) == mm)
 			return true;
 	}
 	return false;
-}
-
-/**
- * trace_uprobe_process_has_mm - does a live thread of @task's process use @mm?
- * @task: a task, perhaps exited; the caller holds a reference
- * @mm: the mm
- *
- * Return: true when one does.
- */
-bool trace_uprobe_process_has_mm(struct task_struct *task, struct mm_struct *mm)
-{
-	struct task_struct *t;
-	bool ret = false;
-
-	rcu_read_lock();
-	for_each_thread(task, t) {
-		if (READ_ONCE(t->mm) == mm) {
-			ret = true;
-			break;
-		}
-	}
-	rcu_read_unlock();
-	return ret;
 }
 
 static struct perf_follower *find_follower(struct trace_uprobe_filter *filter,
@@ -125,7 +93,6 @@ int trace_uprobe_perf_open(struct trace_event_call *call,
 		if (!f)
 			return -ENOMEM;
 		f->event = event;
-		f->task = get_task_struct(event->hw.target);
 	}
 
 	write_lock(&filter->rwlock);
@@ -179,7 +146,7 @@ int trace_uprobe_perf_close(struct trace_event_call *call,
 	narrows = !covered_by_others(filter, event);
 	write_unlock(&filter->rwlock);
 	if (f)
-		call_rcu(&f->rcu, perf_follower_free);
+		kfree_rcu(f, rcu);
 
 	if (!narrows || trace_probe_test_flag(&tu->tp, TP_FLAG_TRACE))
 		return 0;

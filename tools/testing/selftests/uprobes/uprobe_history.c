@@ -855,14 +855,41 @@ static int inh_child(void *arg)
 	return bad ? 1 : 0;
 }
 
+/* The same with three child processes, which perf may swap contexts of too. */
+static int inh_forks_child(void *arg)
+{
+	struct pidf *p = arg;
+	pid_t c[INH_THREADS];
+	long i, bad = 0;
+	int st;
+
+	p->tid = getpid();
+	while (!p->go)
+		usleep(1000);
+	for (i = 0; i < INH_THREADS; i++) {
+		c[i] = fork();
+		if (c[i] == 0)
+			_exit((long)inh_thread((void *)i) == 91 ? 0 : 1);
+		if (c[i] < 0)
+			return 2;
+	}
+	for (i = 0; i < INH_THREADS; i++)
+		if (waitpid(c[i], &st, 0) != c[i] || !WIFEXITED(st) ||
+		    WEXITSTATUS(st))
+			bad++;
+	return bad ? 1 : 0;
+}
+
 /*
  * A perf event opened with inherit on a process counts the hits of every
- * thread it makes, also once some have exited.  Perf swaps the contexts
- * of inherited events between threads; an exiting thread may then free
- * an event whose task still runs, and the breakpoint must stay for it.
- * (Stock 6.1 and mainline lose hits here now and then.)
+ * thread and child process it makes, also once some have exited.  Perf
+ * swaps the contexts of inherited events between the tasks it cloned
+ * them for; an exiting task may then free an event whose task still
+ * runs, and the breakpoint must stay for it.  (Stock 6.1 and mainline
+ * lose hits here now and then.)
  */
-TEST_F_TIMEOUT(hist, inherited_task_event_counts_after_threads_exit, 240)
+static void run_inherited(struct __test_metadata *_metadata,
+			  FIXTURE_DATA(hist) *self, int (*fn)(void *))
 {
 	struct perf_event_attr attr;
 	int run, lost_runs = 0;
@@ -881,7 +908,7 @@ TEST_F_TIMEOUT(hist, inherited_task_event_counts_after_threads_exit, 240)
 		int fd, st;
 
 		memset(p, 0, sizeof(*p));
-		self->child = run_child(inh_child, p);
+		self->child = run_child(fn, p);
 		ASSERT_LT(0, self->child);
 		for (i = 0; i < 5000 && !p->tid; i++)
 			usleep(1000);
@@ -908,6 +935,16 @@ TEST_F_TIMEOUT(hist, inherited_task_event_counts_after_threads_exit, 240)
 	}
 	EXPECT_EQ(0, lost_runs);
 	munmap(p, sizeof(*p));
+}
+
+TEST_F_TIMEOUT(hist, inherited_task_event_counts_after_threads_exit, 240)
+{
+	run_inherited(_metadata, self, inh_child);
+}
+
+TEST_F_TIMEOUT(hist, inherited_task_event_counts_after_child_processes_exit, 240)
+{
+	run_inherited(_metadata, self, inh_forks_child);
 }
 
 static int wait_child(void *arg)
