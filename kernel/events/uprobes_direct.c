@@ -105,6 +105,7 @@ static __always_inline bool slot_holds(struct uprobe_task *utask,
 				       unsigned long vaddr)
 {
 	return utask->own_vaddr == vaddr &&
+	       xol_area_mapped(mm_xol_area(current->mm)) &&
 	       same_bytes(utask->own_copy.ixol, aup->ixol, sizeof(aup->ixol)) &&
 	       same_bytes(&utask->own_copy.op, &aup->op, sizeof(aup->op));
 }

@@ -480,7 +480,8 @@ static inline bool uprobe_direct_in_slot(struct uprobe_task *utask,
 					 unsigned long ip)
 {
 	return utask->own_slot &&
-	       ip - utask->own_xol_vaddr < UPROBE_XOL_SLOT_BYTES;
+	       ip - utask->own_xol_vaddr < UPROBE_XOL_SLOT_BYTES &&
+	       xol_area_mapped(mm_xol_area(current->mm));
 }
 
 /* uprobes_debug.c: race windows widened for tests */

@@ -473,6 +473,58 @@ static int deny_335(void)
 	return prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) ? -errno : 0;
 }
 
+/*
+ * hist_xor(a): xor %eax,%eax; add %rdi,%rax; ret: a + 0.  Its first
+ * instruction needs no repair: our kernel runs its copy from the thread's
+ * own slot of [uprobes], without a step.
+ */
+long hist_xor(long a);
+asm(".pushsection .text\n"
+    ".globl hist_xor\n"
+    ".type hist_xor, @function\n"
+    "hist_xor:\n"
+    "	xor %eax, %eax\n"
+    "	add %rdi, %rax\n"
+    "	ret\n"
+    ".size hist_xor, .-hist_xor\n"
+    ".popsection\n");
+
+/* A hit, the area unmapped, more hits: 0, or how the program died. */
+static int unmapped_xol_child(void *arg)
+{
+	unsigned long start, end;
+	long i;
+
+	if (hist_xor(5) != 5 || find_xol(&start, &end))
+		return 1;
+	if (munmap((void *)start, end - start))
+		return 2;
+	for (i = 0; i < 10; i++)
+		if (hist_xor(i) != i)
+			return 3;
+	return 0;
+}
+
+/*
+ * Nothing is sent into a [uprobes] area the program unmapped: a thread
+ * that ran a probed instruction from its slot there runs it right at its
+ * next hits (our kernel takes the probe out of that process then).
+ */
+TEST_F(hist, probed_program_runs_on_after_unmapping_its_xol_area)
+{
+	long off;
+	int st;
+
+	UT_SYM(off, self->exe, "hist_xor");
+	UT_PROBE(0, 'p', self->exe, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	self->child = run_child(unmapped_xol_child, NULL);
+	ASSERT_LT(0, self->child);
+	st = child_status(&self->child);
+	EXPECT_EQ(0, st) TH_LOG("child status %#x (1: first hit, 2: munmap, 3: a result)", st);
+	EXPECT_LE(1, UT_HITS(0));
+}
+
 /* Exit codes of the child below. */
 enum { FAKE_OK, FAKE_NO_AREA, FAKE_REMAP, FAKE_SECCOMP, FAKE_NOT_EPERM };
 
