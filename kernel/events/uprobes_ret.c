@@ -349,44 +349,45 @@ int __weak arch_uretprobe_syscall_unwind(struct pt_regs *regs)
 }
 
 /**
- * uprobe_syscall_hide_entry - is this syscall the return trampoline's?
+ * __uprobe_syscall_hide_entry - is this syscall the return trampoline's?
  * @regs: current's user registers at a syscall entry with work to do
  *
- * The entry work asks, so that a tracer or a dispatcher of the program's
- * syscalls does not see one the program did not make.  The answer holds
- * for the syscall's exit too: see uprobe_syscall_hide_exit().
+ * The entry work asks (through uprobe_syscall_hide_entry()), so that a
+ * tracer or a dispatcher of the program's syscalls does not see one the
+ * program did not make.  The answer is kept for the exit work of the same
+ * syscall (__uprobe_syscall_hide_exit()) only when that work will run:
+ * when the task is traced.  Every syscall entry with work sets it anew.
  *
- * Context: current, syscall entry work.
- * Return: true for the uretprobe syscall made from current's trampoline.
+ * Context: current, which has a struct uprobe_task; syscall entry work.
+ * Return: true for the uretprobe syscall made from current's syscall
+ * trampoline with returns pending.
  */
-bool uprobe_syscall_hide_entry(struct pt_regs *regs)
+bool __uprobe_syscall_hide_entry(struct pt_regs *regs)
 {
-#ifdef __NR_uretprobe
 	struct uprobe_task *utask = current->utask;
+	bool hide = false;
 
-	/* Without pending returns (no utask) it is no return of ours. */
-	if (!utask || in_compat_syscall() ||
-	    syscall_get_nr(current, regs) != __NR_uretprobe ||
-	    !uprobe_in_syscall_trampoline(regs))
-		return false;
-	utask->syscall_hidden = true;
-	return true;
-#else
-	return false;
+#ifdef __NR_uretprobe
+	hide = utask->return_instances && !in_compat_syscall() &&
+	       syscall_get_nr(current, regs) == __NR_uretprobe &&
+	       uprobe_in_syscall_trampoline(regs);
 #endif
+	utask->syscall_hidden = hide && test_syscall_work(SYSCALL_TRACE);
+	return hide;
 }
 
 /**
- * uprobe_syscall_hide_exit - was this syscall's entry hidden?
+ * __uprobe_syscall_hide_exit - was this syscall's entry hidden?
  *
- * Context: current, syscall exit work.
- * Return: true once after uprobe_syscall_hide_entry() said true.
+ * Context: current, which has a struct uprobe_task; syscall exit work.
+ * Return: true once after __uprobe_syscall_hide_entry() hid a traced
+ * task's syscall.
  */
-bool uprobe_syscall_hide_exit(void)
+bool __uprobe_syscall_hide_exit(void)
 {
 	struct uprobe_task *utask = current->utask;
 
-	if (likely(!utask || !utask->syscall_hidden))
+	if (likely(!utask->syscall_hidden))
 		return false;
 	utask->syscall_hidden = false;
 	return true;

@@ -1095,4 +1095,92 @@ TEST_F(hist, sandbox_refusing_unknown_syscalls_keeps_a_pending_return)
 	run_traced_return(_metadata, self, true);
 }
 
+struct seccomp_wait {
+	int fd;
+	long pid;
+};
+
+/* Under an allow-all seccomp filter: a probed return, then wait, then syscalls. */
+static int seccomp_wait_child(void *arg)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = ARRAY_SIZE(f), .filter = f };
+	struct seccomp_wait *w = arg;
+	char c;
+	int i;
+
+	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) ||
+	    prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog))
+		return 2;
+	if (hist_leaf(1) != 2)
+		return 3;
+	if (read(w->fd, &c, 1) != 1)
+		return 4;
+	for (i = 0; i < 3; i++)
+		w->pid = syscall(__NR_getpid);
+	return 0;
+}
+
+/*
+ * A seccomp-filtered task runs syscall entry work, not exit work, for
+ * each syscall: a return through the syscall trampoline there must leave
+ * nothing behind that hides a later syscall's exit from a tracer.  Every
+ * syscall-entry stop of a tracer that attaches later has its exit stop.
+ */
+TEST_F(hist, tracer_after_a_sandboxed_return_sees_every_syscall_exit)
+{
+	struct __ptrace_syscall_info info;
+	struct seccomp_wait w = { 0 };
+	int fds[2], st, entries = 0, exits = 0, unpaired = 0;
+	bool in = false;
+	long off, i;
+
+	UT_SYM(off, self->exe, "hist_leaf");
+	UT_PROBE(0, 'r', self->exe, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	ASSERT_EQ(0, pipe(fds));
+	w.fd = fds[0];
+	self->child = run_child(seccomp_wait_child, &w);
+	ASSERT_LT(0, self->child);
+	/* Its return is done (the line is written as it returns). */
+	for (i = 0; i < 5000 && UT_LINES(0, 0) < 1; i++)
+		usleep(1000);
+	ASSERT_EQ(1, UT_LINES(0, 0));
+	usleep(100000);
+	ASSERT_EQ(0, ptrace(PTRACE_ATTACH, self->child, 0, 0));
+	ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
+	ptrace(PTRACE_SETOPTIONS, self->child, 0, PTRACE_O_TRACESYSGOOD);
+	ASSERT_EQ(1, write(fds[1], "g", 1));
+	for (;;) {
+		ASSERT_EQ(0, ptrace(PTRACE_SYSCALL, self->child, 0, 0));
+		ASSERT_EQ(self->child, waitpid(self->child, &st, 0));
+		if (WIFEXITED(st) || WIFSIGNALED(st))
+			break;
+		if (!WIFSTOPPED(st) || WSTOPSIG(st) != (SIGTRAP | 0x80))
+			continue;
+		if (ptrace(PTRACE_GET_SYSCALL_INFO, self->child, sizeof(info),
+			   &info) <= 0)
+			continue;
+		if (info.op == PTRACE_SYSCALL_INFO_ENTRY) {
+			entries++;
+			unpaired += in;		/* the last entry had no exit */
+			in = true;
+		} else if (info.op == PTRACE_SYSCALL_INFO_EXIT) {
+			exits++;
+			unpaired += !in;
+			in = false;
+		}
+	}
+	self->child = 0;
+	EXPECT_TRUE(WIFEXITED(st) && WEXITSTATUS(st) == 0) TH_LOG("child status %#x", st);
+	/* exit_group's entry is the only one without an exit. */
+	EXPECT_EQ(0, unpaired) TH_LOG("%d entries, %d exits", entries, exits);
+	EXPECT_EQ(entries - 1, exits);
+	EXPECT_LE(4, entries);
+	close(fds[0]);
+	close(fds[1]);
+}
+
 UT_HARNESS_MAIN
