@@ -224,17 +224,8 @@ bool uprobe_deny_signal(void);
 unsigned long uprobe_get_trampoline_vaddr(void);
 unsigned long uprobe_get_syscall_trampoline_vaddr(void);
 bool uprobe_in_syscall_trampoline(struct pt_regs *regs);
-bool __uprobe_syscall_hide_entry(struct pt_regs *regs);
-bool __uprobe_syscall_hide_exit(void);
-/*
- * The entry and exit work of every syscall of a traced or sandboxed task
- * asks: only a thread that hit a probe (current->utask) pays a call.
- * Macros, for this header cannot include linux/sched.h.
- */
-#define uprobe_syscall_hide_entry(regs)					\
-	(unlikely(current->utask) && __uprobe_syscall_hide_entry(regs))
-#define uprobe_syscall_hide_exit()					\
-	(unlikely(current->utask) && __uprobe_syscall_hide_exit())
+bool uprobe_syscall_hide_entry(struct pt_regs *regs);
+bool uprobe_syscall_hide_exit(void);
 void uprobe_handle_trampoline(struct pt_regs *regs);
 void uprobe_fix_callchain(u64 *ips, unsigned int nr, bool in_user);
 

@@ -124,6 +124,7 @@ void uprobe_free_utask(struct task_struct *t)
 	 * Unpublished before anything is freed: a perf NMI that interrupts
 	 * us walks the user stack through current->utask (the x86 callchain
 	 * unwinder's is_uprobe_at_func_entry(), uprobe_fix_callchain()).
+	 * Those readers run on this CPU, so a compiler barrier orders it.
 	 */
 	WRITE_ONCE(t->utask, NULL);
 	barrier();

@@ -349,45 +349,47 @@ int __weak arch_uretprobe_syscall_unwind(struct pt_regs *regs)
 }
 
 /**
- * __uprobe_syscall_hide_entry - is this syscall the return trampoline's?
+ * uprobe_syscall_hide_entry - is this syscall the return trampoline's?
  * @regs: current's user registers at a syscall entry with work to do
  *
- * The entry work asks (through uprobe_syscall_hide_entry()), so that a
- * tracer or a dispatcher of the program's syscalls does not see one the
- * program did not make.  The answer is kept for the exit work of the same
- * syscall (__uprobe_syscall_hide_exit()) only when that work will run:
- * when the task is traced.  Every syscall entry with work sets it anew.
+ * The entry work asks, so that a tracer or a dispatcher of the program's
+ * syscalls does not see one the program did not make.  The answer is kept
+ * for the exit work of the same syscall (uprobe_syscall_hide_exit()) only
+ * when that work will run: when the task is traced.  Every syscall entry
+ * with work sets it anew.
  *
- * Context: current, which has a struct uprobe_task; syscall entry work.
+ * Context: current, syscall entry work.
  * Return: true for the uretprobe syscall made from current's syscall
  * trampoline with returns pending.
  */
-bool __uprobe_syscall_hide_entry(struct pt_regs *regs)
+bool uprobe_syscall_hide_entry(struct pt_regs *regs)
 {
 	struct uprobe_task *utask = current->utask;
 	bool hide = false;
 
+	if (likely(!utask))
+		return false;
 #ifdef __NR_uretprobe
 	hide = utask->return_instances && !in_compat_syscall() &&
 	       syscall_get_nr(current, regs) == __NR_uretprobe &&
 	       uprobe_in_syscall_trampoline(regs);
-#endif
 	utask->syscall_hidden = hide && test_syscall_work(SYSCALL_TRACE);
+#endif
 	return hide;
 }
 
 /**
- * __uprobe_syscall_hide_exit - was this syscall's entry hidden?
+ * uprobe_syscall_hide_exit - was this syscall's entry hidden?
  *
- * Context: current, which has a struct uprobe_task; syscall exit work.
- * Return: true once after __uprobe_syscall_hide_entry() hid a traced
- * task's syscall.
+ * Context: current, syscall exit work.
+ * Return: true once after uprobe_syscall_hide_entry() hid a traced task's
+ * syscall.
  */
-bool __uprobe_syscall_hide_exit(void)
+bool uprobe_syscall_hide_exit(void)
 {
 	struct uprobe_task *utask = current->utask;
 
-	if (likely(!utask->syscall_hidden))
+	if (likely(!utask || !utask->syscall_hidden))
 		return false;
 	utask->syscall_hidden = false;
 	return true;

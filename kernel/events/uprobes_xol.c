@@ -56,7 +56,11 @@ static int xol_may_split(struct vm_area_struct *vma, unsigned long addr)
 	return -EINVAL;
 }
 
-/* Unmapped, or mapped over: see xol_area_mapped(). */
+/*
+ * Unmapped, or mapped over: see xol_area_mapped().  At exit the area is
+ * gone already (uprobe_clear_state() runs before exit_mmap()); a failed
+ * mremap() closes a new VMA at another address, which is not ours.
+ */
 static void xol_close(struct vm_area_struct *vma)
 {
 	struct xol_area *area = mm_xol_area(vma->vm_mm);
@@ -240,7 +244,8 @@ free:
 /**
  * uprobe_get_trampoline_vaddr - where current's return trampoline is
  *
- * Return: its user address, or -1 when current->mm has no XOL area.
+ * Return: its user address, or -1 when current->mm has no XOL area or
+ * the program unmapped it.
  */
 unsigned long uprobe_get_trampoline_vaddr(void)
 {
@@ -434,7 +439,8 @@ void xol_fill_slot(struct xol_area *area, unsigned int slot,
 /**
  * xol_dup_area - give a forked mm an area at its parent's address
  * @oldmm: the parent's mm
- * @newmm: the child's, which has a copy of the parent's VMA
+ * @newmm: the child's, which gets a copy of the parent's VMA unless the
+ *	parent unmapped it or marked it MADV_DONTFORK
  *
  * Context: @oldmm's mmap_lock held for write.
  */

@@ -110,8 +110,11 @@ struct perf_follower {
  * perf context holds it.  Perf swaps the contexts of inherited events
  * between the tasks it cloned them for, and a context whose task exited
  * holds an error pointer (TASK_TOMBSTONE): no mm.  Before the event has
- * a context (at its open), its target's.
- * Context: RCU, or the event cannot go (event_mutex held).
+ * a context (at its open), its target's.  A swap writes the two contexts'
+ * tasks one after the other: a reader in between may see one task for
+ * both, which only keeps a breakpoint one hit longer.
+ * Context: RCU (a task read from a context is freed only after a grace
+ * period); the event and its context live until our close.
  */
 static __always_inline struct mm_struct *trace_uprobe_event_mm(struct perf_event *event)
 {

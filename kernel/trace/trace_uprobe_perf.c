@@ -33,6 +33,7 @@ static bool covered_by_others(struct trace_uprobe_filter *filter,
 {
 	struct perf_follower *f;
 	struct mm_struct *mm;
+	bool covered;
 
 	lockdep_assert_held(&filter->rwlock);
 
@@ -41,14 +42,16 @@ static bool covered_by_others(struct trace_uprobe_filter *filter,
 	if (is_systemwide(event))
 		return false;
 
+	rcu_read_lock();
 	mm = trace_uprobe_event_mm(event);
-	if (!mm)
-		return true;
+	covered = !mm;
 	list_for_each_entry(f, &filter->perf_events, node) {
-		if (f->event != event && trace_uprobe_event_mm(f->event) == mm)
-			return true;
+		if (covered)
+			break;
+		covered = f->event != event && trace_uprobe_event_mm(f->event) == mm;
 	}
-	return false;
+	rcu_read_unlock();
+	return covered;
 }
 
 static struct perf_follower *find_follower(struct trace_uprobe_filter *filter,
