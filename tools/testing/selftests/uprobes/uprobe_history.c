@@ -96,6 +96,30 @@ static int child_status(pid_t *pid)
 	return WIFEXITED(st) ? WEXITSTATUS(st) : 0x100 + WTERMSIG(st);
 }
 
+/* A page shared with the children a case forks, zeroed. */
+static void *shared_mem(size_t size)
+{
+	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* A return probe on hist_leaf(); then @fn(@arg) in a child: *@st. */
+static void leaf_return_child(struct __test_metadata *_metadata,
+			      FIXTURE_DATA(hist) *self, int (*fn)(void *),
+			      void *arg, int *st)
+{
+	long off;
+
+	UT_SYM(off, self->exe, "hist_leaf");
+	UT_PROBE(0, 'r', self->exe, off, NULL, "ret=$retval:s64");
+	UT_ENABLE(0, true);
+	self->child = run_child(fn, arg);
+	ASSERT_LT(0, self->child);
+	*st = child_status(&self->child);
+}
+
 /* The "[uprobes]" mapping of this process: 0, or -ENOENT. */
 static int find_xol(unsigned long *start, unsigned long *end)
 {
@@ -300,9 +324,8 @@ TEST_F_TIMEOUT(hist, perf_callchains_sampled_while_probed_threads_exit, 180)
 	double t0;
 	int err, st;
 
-	e = mmap(NULL, sizeof(*e), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, e);
+	e = shared_mem(sizeof(*e));
+	ASSERT_NE(NULL, e);
 	UT_SYM(off, self->exe, "hist_leaf");
 	UT_PROBE(0, 'p', self->exe, off, NULL, NULL);
 	UT_PROBE(1, 'r', self->exe, off, NULL, "ret=$retval:s64");
@@ -415,19 +438,11 @@ static int xol_scan_child(void *arg)
  */
 TEST_F(hist, xol_area_reads_zero_where_nothing_was_written)
 {
-	struct xol_scan *x;
-	long off;
-	int st;
+	struct xol_scan *x = shared_mem(sizeof(*x));
+	int st = -1;
 
-	x = mmap(NULL, sizeof(*x), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, x);
-	UT_SYM(off, self->exe, "hist_leaf");
-	UT_PROBE(0, 'r', self->exe, off, NULL, "ret=$retval:s64");
-	UT_ENABLE(0, true);
-	self->child = run_child(xol_scan_child, x);
-	ASSERT_LT(0, self->child);
-	st = child_status(&self->child);
+	ASSERT_NE(NULL, x);
+	leaf_return_child(_metadata, self, xol_scan_child, x, &st);
 	ASSERT_EQ(0, st) TH_LOG("child status %#x", st);
 	EXPECT_EQ(42, x->result);
 	EXPECT_EQ(1, UT_LINES(0, 0));
@@ -565,27 +580,20 @@ static int fake_tramp_child(void *arg)
 
 /*
  * "uprobes/x86: Harden uretprobe syscall trampoline check" (fa6192adc32f,
- * Jann Horn's report): the return syscall is the trampoline's only.  A program that unmapped its
- * [uprobes] area and mapped a page of its own at the same address, then
- * makes syscall 335 from anywhere on it, gets what its seccomp filter
- * says (here EPERM), never what the trampoline would.
+ * Jann Horn's report): the return syscall is the trampoline's only.  A
+ * program that unmapped its [uprobes] area and mapped a page of its own
+ * at the same address, then makes syscall 335 from anywhere on it, gets
+ * what its seccomp filter says (here EPERM), never what the trampoline
+ * would.
  */
 TEST_F(hist, return_syscall_from_a_page_mapped_over_the_area_is_filtered)
 {
-	long *bad_off;
-	long off;
-	int st;
+	long *bad_off = shared_mem(sizeof(*bad_off));
+	int st = -1;
 
-	bad_off = mmap(NULL, sizeof(*bad_off), PROT_READ | PROT_WRITE,
-		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, bad_off);
+	ASSERT_NE(NULL, bad_off);
 	*bad_off = -1;
-	UT_SYM(off, self->exe, "hist_leaf");
-	UT_PROBE(0, 'r', self->exe, off, NULL, "ret=$retval:s64");
-	UT_ENABLE(0, true);
-	self->child = run_child(fake_tramp_child, bad_off);
-	ASSERT_LT(0, self->child);
-	st = child_status(&self->child);
+	leaf_return_child(_metadata, self, fake_tramp_child, bad_off, &st);
 	EXPECT_EQ(FAKE_OK, st)
 		TH_LOG("child status %#x (%d: no area, %d: remap, %d: seccomp, %d: not EPERM)",
 		       st, FAKE_NO_AREA, FAKE_REMAP, FAKE_SECCOMP, FAKE_NOT_EPERM);
@@ -840,9 +848,8 @@ static void pidf_run(struct __test_metadata *_metadata,
 	ut_pmu_init(&pmu);
 	ASSERT_LT(0, pmu.type) TH_LOG("no uprobe PMU");
 	UT_SYM(off, self->exe, "hist_leaf");
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, p);
+	p = shared_mem(sizeof(*p));
+	ASSERT_NE(NULL, p);
 	self->child = run_child(fn, p);
 	ASSERT_LT(0, self->child);
 	for (i = 0; i < 5000 && !p->tid; i++)
@@ -961,9 +968,8 @@ static void run_inherited(struct __test_metadata *_metadata,
 	ut_pmu_init(&pmu);
 	ASSERT_LT(0, pmu.type) TH_LOG("no uprobe PMU");
 	UT_SYM(off, self->exe, "hist_leaf");
-	p = mmap(NULL, sizeof(*p), PROT_READ | PROT_WRITE,
-		 MAP_SHARED | MAP_ANONYMOUS, -1, 0);
-	ASSERT_NE(MAP_FAILED, p);
+	p = shared_mem(sizeof(*p));
+	ASSERT_NE(NULL, p);
 	for (run = 0; run < 12; run++) {
 		uint64_t n = 0;
 		int fd, st;
