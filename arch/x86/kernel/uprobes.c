@@ -85,7 +85,8 @@ static unsigned long uprobe_x86_trunc(const struct uprobe_x86_op *op,
 }
 
 /* One user access of 8 (@is64) or 4 bytes. */
-static int uprobe_x86_put(bool is64, unsigned long addr, unsigned long val)
+static __always_inline int uprobe_x86_put(bool is64, unsigned long addr,
+					  unsigned long val)
 {
 	if (is64)
 		return put_user((u64)val, (u64 __user *)addr);
@@ -93,7 +94,8 @@ static int uprobe_x86_put(bool is64, unsigned long addr, unsigned long val)
 }
 
 /* As uprobe_x86_put(); @val is zero-extended, and untouched on a fault. */
-static int uprobe_x86_get(bool is64, unsigned long addr, unsigned long *val)
+static __always_inline int uprobe_x86_get(bool is64, unsigned long addr,
+					  unsigned long *val)
 {
 	u64 v64;
 	u32 v32;
@@ -378,19 +380,30 @@ static int uprobe_x86_this_mode(const u8 *insn, struct pt_regs *regs,
 	return uprobe_x86_analyze(insn, user_64bit_mode(regs), op, ixol, &why);
 }
 
-/* arch_uprobe_skip_sstep() beyond its fast path. */
+/* A plan made for the other mode: emulated from a plan for this one. */
+static noinline bool uprobe_x86_skip_other_mode(struct arch_uprobe *aup,
+						struct pt_regs *regs)
+{
+	struct uprobe_x86_op op;
+	u8 ixol[MAX_UINSN_BYTES];
+
+	if (uprobe_x86_this_mode(aup->insn, regs, &op, ixol) ||
+	    op.emul == UPROBE_EMUL_NONE)
+		return false;
+	return uprobe_x86_emulate_hit(&op, regs);
+}
+
+/*
+ * arch_uprobe_skip_sstep() beyond its fast path.  The other mode's plan
+ * has a frame of its own: here it would cost every hit a larger one.
+ */
 static noinline bool uprobe_x86_skip_sstep(struct arch_uprobe *aup,
 					   struct pt_regs *regs)
 {
 	const struct uprobe_x86_op *op = &aup->op;
-	struct uprobe_x86_op mode_op;
-	u8 ixol[MAX_UINSN_BYTES];
 
-	if (unlikely(op->is64 != user_64bit_mode(regs))) {
-		if (uprobe_x86_this_mode(aup->insn, regs, &mode_op, ixol))
-			return false;
-		op = &mode_op;
-	}
+	if (unlikely(op->is64 != user_64bit_mode(regs)))
+		return uprobe_x86_skip_other_mode(aup, regs);
 	if (op->emul == UPROBE_EMUL_NONE)
 		return false;
 	if (op->emul == UPROBE_EMUL_NOP && !(regs->flags & X86_EFLAGS_TF)) {
