@@ -1190,6 +1190,7 @@ struct ut_prog_ctl {
 struct ut_prog {
 	pid_t pid;
 	struct ut_prog_ctl *ctl;
+	int status;		/* how it ended, once reaped */
 };
 
 /*
@@ -1288,6 +1289,23 @@ static inline void ut_prog_serve(struct ut_prog_ctl *ctl, const char *path,
 	}
 }
 
+/* Whether the program has ended: reaped, said how, its status kept. */
+static inline bool ut_prog_ended(struct ut_prog *p)
+{
+	int st;
+
+	if (p->pid <= 0)
+		return true;
+	if (waitpid(p->pid, &st, WNOHANG) != p->pid)
+		return false;
+	p->status = st;
+	fprintf(stderr, "# program %d ended: %s %d\n", p->pid,
+		WIFSIGNALED(st) ? "signal" : "exit status",
+		WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
+	p->pid = 0;
+	return true;
+}
+
 /* Fork a program mapping @len bytes of @path with @prot (mlock()ed if @lock). */
 static inline int ut_prog_start_len(struct ut_prog *p, const char *path,
 				    int prot, bool lock, size_t len)
@@ -1299,6 +1317,7 @@ static inline int ut_prog_start_len(struct ut_prog *p, const char *path,
 	if (p->ctl == MAP_FAILED)
 		return -errno;
 	memset((void *)p->ctl, 0, sizeof(*p->ctl));
+	p->status = 0;
 	p->ctl->ack = -1;
 	p->ctl->len = len;
 	fflush(stdout);
@@ -1308,8 +1327,11 @@ static inline int ut_prog_start_len(struct ut_prog *p, const char *path,
 		return -errno;
 	if (!p->pid)
 		ut_prog_serve(p->ctl, path, prot, lock);
-	for (i = 0; i < 10000 && p->ctl->ack; i++)
+	for (i = 0; i < 10000 && p->ctl->ack; i++) {
+		if (ut_prog_ended(p))
+			return -ECHILD;
 		usleep(1000);
+	}
 	return p->ctl->ack ? -ETIMEDOUT : 0;
 }
 
@@ -1320,7 +1342,11 @@ static inline int ut_prog_start(struct ut_prog *p, const char *path, int prot,
 	return ut_prog_start_len(p, path, prot, lock, UT_CODE_LEN);
 }
 
-/* One command; its result, or LONG_MIN if the program did not answer. */
+/*
+ * One command; its result, or LONG_MIN if the program did not answer
+ * within about 10 s or ended (said on stderr, so that a failed case
+ * names the step instead of running into its timeout).
+ */
 static inline long ut_prog_cmd(struct ut_prog *p, int cmd, long arg, long val)
 {
 	int seq = p->ctl->seq + 1, i;
@@ -1330,9 +1356,18 @@ static inline long ut_prog_cmd(struct ut_prog *p, int cmd, long arg, long val)
 	p->ctl->val = val;
 	__sync_synchronize();
 	p->ctl->seq = seq;
-	for (i = 0; i < 20000 && p->ctl->ack != seq; i++)
+	for (i = 0; i < 20000 && p->ctl->ack != seq; i++) {
+		/* A waitpid() per 32 ms: the usual answer comes first. */
+		if (i % 64 == 63 && ut_prog_ended(p))
+			break;
 		usleep(500);
-	return p->ctl->ack == seq ? p->ctl->res : LONG_MIN;
+	}
+	if (p->ctl->ack == seq)
+		return p->ctl->res;
+	if (p->pid > 0)
+		fprintf(stderr, "# program %d: no answer to command %d\n",
+			p->pid, cmd);
+	return LONG_MIN;
 }
 
 static inline void ut_prog_kill(struct ut_prog *p)

@@ -146,8 +146,7 @@ TEST_F_TIMEOUT(map, refused_probe_found_at_a_hit_leaves_the_program_its_sigtrap,
 {
 	static const unsigned char elf32[] = { 0x7f, 'E', 'L', 'F', 1 };
 	static const unsigned char int3 = 0xcc;
-	int status = 0, i;
-	pid_t pid;
+	int i;
 
 	ASSERT_EQ(5, ut_file_write_at(self->path, 0, elf32, sizeof(elf32)));
 	ASSERT_EQ(1, ut_file_write_at(self->path, UT_CODE_FN, &int3, 1));
@@ -160,13 +159,13 @@ TEST_F_TIMEOUT(map, refused_probe_found_at_a_hit_leaves_the_program_its_sigtrap,
 	UT_ENABLE(1, true);
 	EXPECT_EQ(LONG_MIN, CMD(0, UT_PROG_CALL, 1, 0))
 		TH_LOG("the program ran past its own int3");
-	pid = self->p[0].pid;
-	for (i = 0; i < 100 && waitpid(pid, &status, WNOHANG) != pid; i++)
+	for (i = 0; i < 100 && !ut_prog_ended(&self->p[0]); i++)
 		usleep(50000);
 	ASSERT_LT(i, 100) TH_LOG("the program neither died nor answered: a trap loop");
-	self->p[0].pid = 0;
-	EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTRAP)
-		TH_LOG("the program ended with status %#x, not SIGTRAP", status);
+	EXPECT_TRUE(WIFSIGNALED(self->p[0].status) &&
+		    WTERMSIG(self->p[0].status) == SIGTRAP)
+		TH_LOG("the program ended with status %#x, not SIGTRAP",
+		       self->p[0].status);
 }
 
 /*
@@ -361,7 +360,8 @@ static int thp_code_file(const char *path)
  * (the page cache's huge page is whole), and the file's bytes are
  * unchanged.
  */
-TEST_F(map, file_thp_probed_in_one_process_stays_huge_in_the_other)
+TEST_F_TIMEOUT(map, file_thp_probed_in_one_process_stays_huge_in_the_other,
+	       120)
 {
 	char path[96];
 	struct ut_pmu pmu;
