@@ -31,8 +31,12 @@
  *	them (a probe's last uprobe_put() only queues its free).
  *
  * Lockless:
- *  - A hit looks its address up in the mm's bp table under RCU and uses
- *    the probe, its consumers and their handlers under uprobes_srcu.
+ *  - A hit looks its address up in the mm's bp table under RCU and runs
+ *    the handlers under uprobes_srcu, emulating there with page faults
+ *    off.  What may wait on the process (the slow lookup, making the XOL
+ *    area, a slot, a page, a removal a handler asked for) runs after the
+ *    read section on a uprobe_tryget() reference; a dying probe's hit is
+ *    re-executed.
  *  - Consumer lists are published with release stores and read under
  *    uprobes_srcu.  uprobe_unregister() waits for a grace period before
  *    it returns; uprobe_unregister_nosync() leaves that to its caller.

@@ -143,20 +143,26 @@ static noinline bool fill_own_slot(struct uprobe_task *utask,
  * @regs: the thread's user registers
  * @utask: its uprobes state
  * @bp_vaddr: the probed address
+ * @may_sleep: the slot may be filled, a page brought in
  *
- * Context: the hit, under uprobes_srcu; may sleep (first use of a slot).
- * Return: true when ip now points at the copy, false to step it.
+ * Context: the hit; without @may_sleep under uprobes_srcu with page
+ * faults off, from a filled slot only; with it, out of uprobes_srcu
+ * holding a reference on @uprobe.
+ * Return: true when ip now points at the copy, false to step it (or to
+ * try again with @may_sleep).
  */
 bool uprobe_direct_run(struct uprobe *uprobe, struct pt_regs *regs,
-		       struct uprobe_task *utask, unsigned long bp_vaddr)
+		       struct uprobe_task *utask, unsigned long bp_vaddr,
+		       bool may_sleep)
 {
 	struct arch_uprobe *aup = &uprobe->arch;
 
-	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&uprobes_srcu), "no SRCU");
+	RCU_LOCKDEP_WARN(!may_sleep && !srcu_read_lock_held(&uprobes_srcu),
+			 "no SRCU");
 	if (!arch_uprobe_direct_ok(aup, regs))
 		return false;
 	if (unlikely(!slot_holds(utask, aup, bp_vaddr)) &&
-	    !fill_own_slot(utask, aup, bp_vaddr))
+	    (!may_sleep || !fill_own_slot(utask, aup, bp_vaddr)))
 		return false;
 	if (!arch_uprobe_direct_start(aup, bp_vaddr, regs))
 		return false;

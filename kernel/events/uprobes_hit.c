@@ -7,7 +7,10 @@
  * run under uprobes_srcu with ip at the probed address; the instruction
  * is then emulated, run from the thread's own slot (uprobes_direct.c), or
  * stepped in an XOL slot from a copy of the arch data, so that no probe
- * reference is held while user space runs.
+ * reference is held while user space runs.  Whatever may wait on the
+ * process itself (a slot, its mmap_lock, a page fault) runs out of
+ * uprobes_srcu, on a reference (uprobe_tryget()); only a handler's own
+ * fault can still make a grace period wait.
  *
  * The states of a thread (current->utask):
  *
@@ -259,11 +262,17 @@ static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
 	instruction_pointer_set(regs, bp_vaddr);
 }
 
-/* Run the handlers.  Return: true when they had the breakpoint removed. */
-static __always_inline bool run_handlers(struct uprobe *uprobe,
-					 struct pt_regs *regs,
-					 struct uprobe_task *utask,
-					 unsigned long bp_vaddr)
+/* What run_handlers() leaves to be done out of uprobes_srcu. */
+enum hit_todo {
+	HIT_DONE,		/* nothing */
+	HIT_PUSH_RETURN,	/* a return to hijack, and no XOL area yet */
+	HIT_UNAPPLY,		/* no consumer wants the breakpoint here */
+};
+
+/* Run the handlers.  Return: what is left to do out of uprobes_srcu. */
+static __always_inline enum hit_todo
+run_handlers(struct uprobe *uprobe, struct pt_regs *regs,
+	     struct uprobe_task *utask, unsigned long bp_vaddr)
 {
 	bool keep = false, want_return = false;
 	struct uprobe_consumer *uc;
@@ -279,11 +288,12 @@ static __always_inline bool run_handlers(struct uprobe *uprobe,
 	}
 	utask->auprobe = NULL;
 
-	if (want_return && keep)
-		uprobe_push_return(uprobe, regs, utask);
-	if (!keep && uprobe_has_consumers(uprobe))
-		return uprobe_unapply_current(uprobe, bp_vaddr);
-	return false;
+	/* Making the area takes mmap_lock; a page may need bringing in. */
+	if (want_return && keep &&
+	    (unlikely(!mm_xol_area(current->mm)) ||
+	     !uprobe_push_return(uprobe, regs, utask, false)))
+		return HIT_PUSH_RETURN;
+	return !keep && uprobe_has_consumers(uprobe) ? HIT_UNAPPLY : HIT_DONE;
 }
 
 /* Leave "step retry": was the thread in it for this breakpoint? */
@@ -342,12 +352,62 @@ cannot_run:
 	uprobe_remove_current(uprobe, bp_vaddr);
 }
 
+/*
+ * Emulate the instruction, or run it from the thread's filled slot, if
+ * that needs no page brought in: a fault could wait on anything (a FUSE
+ * daemon, a userfaultfd), and under uprobes_srcu it would make every
+ * unregistration wait with it.
+ */
+static __always_inline bool run_insn_nofault(struct uprobe *uprobe,
+					     struct pt_regs *regs,
+					     struct uprobe_task *utask,
+					     unsigned long bp_vaddr)
+{
+#ifdef arch_uprobe_skip_sstep_nofault
+	bool done;
+
+	pagefault_disable();
+	done = arch_uprobe_skip_sstep_nofault(&uprobe->arch, regs) ||
+	       uprobe_direct_run(uprobe, regs, utask, bp_vaddr, false);
+	pagefault_enable();
+	return done;
+#else
+	/* Its emulation may act on a failed access (s390 signals it). */
+	return false;
+#endif
+}
+
+/*
+ * The rest of a hit, out of uprobes_srcu on a reference (@uprobe's):
+ * what is left may wait on this process (a slot its other threads hold,
+ * its mmap_lock, a page), and nobody else may have to wait for that.
+ */
+static noinline void handle_swbp_slow(struct uprobe *uprobe,
+				      struct pt_regs *regs,
+				      struct uprobe_task *utask,
+				      unsigned long bp_vaddr, enum hit_todo todo)
+{
+	if (todo == HIT_PUSH_RETURN)
+		uprobe_push_return(uprobe, regs, utask, true);
+	if (todo == HIT_UNAPPLY && uprobe_unapply_current(uprobe, bp_vaddr))
+		goto out;
+	/* Not tried yet, or it needed a page: now one may be brought in. */
+	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
+		goto out;
+	if (uprobe_direct_run(uprobe, regs, utask, bp_vaddr, true))
+		goto out;
+	start_step(uprobe, regs, utask, bp_vaddr);
+out:
+	uprobe_put(uprobe);
+}
+
 static __always_inline void handle_swbp(struct pt_regs *regs)
 {
 	unsigned long bp_vaddr = arch_uprobe_swbp_addr(regs);
 	struct mm_struct *mm = current->mm;
+	struct uprobe *uprobe, *held = NULL;
 	struct uprobe_task *utask;
-	struct uprobe *uprobe;
+	enum hit_todo todo = HIT_DONE;
 	int idx;
 
 	idx = srcu_read_lock(&uprobes_srcu);
@@ -356,11 +416,18 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 		/* The trampolines are never in the table: look there first. */
 		if (uprobe_trampoline_trap(regs, bp_vaddr))
 			goto out;
-		uprobe = uprobe_bp_lookup_slow(mm, bp_vaddr);
-	}
-	if (!uprobe) {
-		handle_not_ours(regs, bp_vaddr);
-		goto out;
+		srcu_read_unlock(&uprobes_srcu, idx);
+		held = uprobe_bp_lookup_slow(mm, bp_vaddr);
+		if (!held) {
+			/* Also on a fatal signal: a core dump shows the site. */
+			if (fatal_signal_pending(current))
+				instruction_pointer_set(regs, bp_vaddr);
+			else
+				handle_not_ours(regs, bp_vaddr);
+			return;
+		}
+		uprobe = held;
+		idx = srcu_read_lock(&uprobes_srcu);
 	}
 
 	/* Handlers see the probed address; an early return re-executes it. */
@@ -370,16 +437,20 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 		goto out;
 	if (arch_uprobe_ignore(&uprobe->arch, regs))
 		goto out;
-	if (!leave_step_retry(utask, bp_vaddr) &&
-	    run_handlers(uprobe, regs, utask, bp_vaddr))
+	if (!leave_step_retry(utask, bp_vaddr))
+		todo = run_handlers(uprobe, regs, utask, bp_vaddr);
+	if (likely(todo == HIT_DONE) &&
+	    run_insn_nofault(uprobe, regs, utask, bp_vaddr))
 		goto out;
-	if (arch_uprobe_skip_sstep(&uprobe->arch, regs))
-		goto out;
-	if (uprobe_direct_run(uprobe, regs, utask, bp_vaddr))
-		goto out;
-	start_step(uprobe, regs, utask, bp_vaddr);
+	if (!held && !uprobe_tryget(uprobe))
+		goto out;	/* unregistered: the hit is re-executed */
+	srcu_read_unlock(&uprobes_srcu, idx);
+	handle_swbp_slow(uprobe, regs, utask, bp_vaddr, todo);
+	return;
 out:
 	srcu_read_unlock(&uprobes_srcu, idx);
+	if (held)
+		uprobe_put(held);
 }
 
 /* The step trapped back (or was aborted): finish it. */

@@ -716,8 +716,9 @@ void uprobe_remove_all(struct uprobe *uprobe)
  *
  * Re-adds the lost table entry if the breakpoint is there.
  *
- * Context: under uprobes_srcu; takes mmap_lock for read.
- * Return: the probe (no reference) or NULL.
+ * Context: not under uprobes_srcu (the program may hold its mmap_lock);
+ * takes mmap_lock for read, killable.
+ * Return: the probe, referenced; NULL if none, or on a fatal signal.
  */
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 {
@@ -725,10 +726,15 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 	struct vm_area_struct *vma;
 	struct uprobe *uprobe;
 	uprobe_opcode_t op;
+	int idx;
 
-	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&uprobes_srcu), "no SRCU");
-	mmap_read_lock(mm);
+	if (mmap_read_lock_killable(mm))
+		return NULL;
+	idx = srcu_read_lock(&uprobes_srcu);
 	uprobe = uprobe_bp_lookup(mm, vaddr);
+	if (uprobe && !uprobe_tryget(uprobe))
+		uprobe = NULL;
+	srcu_read_unlock(&uprobes_srcu, idx);
 	if (uprobe)
 		goto out;
 	vma = vma_lookup(mm, vaddr);
@@ -745,11 +751,10 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 		uprobe = NULL;
 		goto out;
 	}
+	/* The table takes its own reference; ours goes to the caller. */
 	t = uprobe_bpt_create(mm);
 	if (t)
 		uprobe_bpt_add(t, vaddr, uprobe);
-	/* SRCU keeps it for the caller; the table holds its own ref. */
-	uprobe_put(uprobe);
 out:
 	mmap_read_unlock(mm);
 	return uprobe;

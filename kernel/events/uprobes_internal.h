@@ -149,6 +149,12 @@ static inline struct uprobe *uprobe_get(struct uprobe *uprobe)
 	return uprobe;
 }
 
+/* A reference on a probe found under uprobes_srcu; false if it is dying. */
+static inline bool uprobe_tryget(struct uprobe *uprobe)
+{
+	return refcount_inc_not_zero(&uprobe->ref);
+}
+
 void uprobe_put(struct uprobe *uprobe);
 
 /* Probes of one file in [@start, @end): a key for rb_find_first(). */
@@ -472,7 +478,8 @@ void uprobes_hit_init(void);
 
 /* uprobes_direct.c: copies run from an owned slot, without a step */
 bool uprobe_direct_run(struct uprobe *uprobe, struct pt_regs *regs,
-		       struct uprobe_task *utask, unsigned long bp_vaddr);
+		       struct uprobe_task *utask, unsigned long bp_vaddr,
+		       bool may_sleep);
 bool uprobe_direct_signal(struct uprobe_task *utask);
 void uprobe_direct_release(struct uprobe_task *utask, struct mm_struct *mm);
 
@@ -500,12 +507,11 @@ static inline void uprobe_debug_delay(enum uprobe_delay_point point)
 }
 
 /* uprobes_ret.c: return probes */
-void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
-			struct uprobe_task *utask);
+bool uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
+			struct uprobe_task *utask, bool may_fault);
 bool uprobe_trampoline_trap(struct pt_regs *regs, unsigned long bp_vaddr);
 void uprobe_free_returns(struct uprobe_task *utask);
 int uprobe_dup_returns(struct uprobe_task *from, struct uprobe_task *to);
-extern atomic_long_t uprobes_dropped_returns;
 /* Return instances a thread keeps for reuse. */
 #define RI_CACHE_MAX	4
 struct return_instance *uprobe_ri_get(struct uprobe_task *utask,

@@ -29,8 +29,6 @@
 
 #include "uprobes_internal.h"
 
-atomic_long_t uprobes_dropped_returns = ATOMIC_LONG_INIT(0);
-
 /* A cached instance whose probe is gone gives its reference back. */
 static void uprobe_ri_forget_dead(struct return_instance *ri)
 {
@@ -53,7 +51,7 @@ static struct return_instance *uprobe_ri_unlink(struct uprobe_task *utask,
 /**
  * uprobe_ri_get - an instance for a return of @uprobe, with a reference on it
  * @utask: current's state
- * @uprobe: the probe, found under uprobes_srcu
+ * @uprobe: the probe, found under uprobes_srcu or referenced
  *
  * Return: the instance, out of the cache; NULL when there is no memory
  * or the probe has lost its last reference.
@@ -74,7 +72,7 @@ struct return_instance *uprobe_ri_get(struct uprobe_task *utask,
 	}
 	if (hit)
 		return uprobe_ri_unlink(utask, hit);
-	if (!refcount_inc_not_zero(&uprobe->ref))
+	if (!uprobe_tryget(uprobe))
 		return NULL;
 	if (spare) {
 		p = spare;
@@ -221,43 +219,50 @@ static __always_inline void drop_dead(struct uprobe_task *utask,
  * @uprobe: the probe hit at its first instruction
  * @regs: the registers, ip at the probe
  * @utask: current's state
+ * @may_fault: the return address's page may be brought in
  *
- * Context: the hit path, under uprobes_srcu.
+ * Context: the hit path, under uprobes_srcu (without @may_fault: a fault
+ * there could wait on anything) or holding a reference on @uprobe; makes
+ * current->mm's XOL area if it has none (mmap_lock).
+ * Return: false when the stack could not be written without a fault (try
+ * again with @may_fault), true otherwise, the return hijacked or not.
  */
-void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
-			struct uprobe_task *utask)
+bool uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
+			struct uprobe_task *utask, bool may_fault)
 {
 	unsigned long trampoline, orig;
 	struct return_instance *ri;
 	struct xol_area *area;
 	bool chained;
 
-	RCU_LOCKDEP_WARN(!srcu_read_lock_held(&uprobes_srcu), "no SRCU");
 	/* Frames wholly below the stack pointer are gone in any case. */
 	drop_dead(utask, RP_CHECK_CHAIN_CALL, regs);
 	if (utask->depth >= MAX_URETPROBE_DEPTH) {
-		atomic_long_inc(&uprobes_dropped_returns);
 		pr_warn_ratelimited("pid %d: more than %d return probes pending, not probing this return\n",
 				    current->pid, MAX_URETPROBE_DEPTH);
-		return;
+		return true;
 	}
 
 	area = xol_get_area();
 	if (!area)
-		return;
+		return true;
 	trampoline = area->vaddr;
 	if (area->syscall_tramp && arch_uretprobe_may_use_syscall(regs))
 		trampoline = xol_slot_vaddr(area, XOL_SYSCALL_SLOT);
 	/* Unregistered while the handlers ran: nothing to catch. */
 	if (test_bit(UPROBE_F_DEAD, &uprobe->flags))
-		return;
+		return true;
 	ri = uprobe_ri_get(utask, uprobe);
 	if (!ri)
-		return;
+		return true;
+	if (!may_fault)
+		pagefault_disable();
 	orig = arch_uretprobe_hijack_return_addr(trampoline, regs);
+	if (!may_fault)
+		pagefault_enable();
 	if (orig == -1) {
 		uprobe_ri_recycle(utask, ri);
-		return;
+		return may_fault;
 	}
 
 	chained = xol_is_trampoline(area, orig);
@@ -268,7 +273,7 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 		pr_warn_ratelimited("pid %d: the trampoline is the return address but no return is pending\n",
 				    current->pid);
 		uprobe_ri_recycle(utask, ri);
-		return;
+		return true;
 	}
 	if (chained)
 		orig = utask->return_instances->orig_ret_vaddr;
@@ -280,6 +285,7 @@ void uprobe_push_return(struct uprobe *uprobe, struct pt_regs *regs,
 	ri->next = utask->return_instances;
 	utask->return_instances = ri;
 	utask->depth++;
+	return true;
 }
 
 static void run_ret_handlers(struct return_instance *ri, struct pt_regs *regs)

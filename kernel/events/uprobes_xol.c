@@ -341,7 +341,8 @@ static int xol_try_take(struct xol_area *area, bool own)
  * xol_take_slot - get a slot for current's step, waiting for one if need be
  * @area: current->mm's area
  *
- * Context: process context, may sleep.
+ * Context: process context, may sleep, not in uprobes_srcu: the wait lasts
+ * as long as the process's other threads keep their slots.
  * Return: the slot index (> 0), or 0 on a fatal signal or no memory.
  */
 unsigned int xol_take_slot(struct xol_area *area)

@@ -105,6 +105,12 @@ static inline unsigned long arch_uprobe_swbp_addr(struct pt_regs *regs)
 	return instruction_pointer(regs) - UPROBE_SWBP_INSN_SIZE;
 }
 
+/*
+ * A user access that fails leaves the emulation undone and changes
+ * nothing: the core may try it with page faults off.
+ */
+#define arch_uprobe_skip_sstep_nofault arch_uprobe_skip_sstep
+
 /* x86 ignores no hit. */
 #define arch_uprobe_ignore arch_uprobe_ignore
 static inline bool arch_uprobe_ignore(struct arch_uprobe *aup,

@@ -1,0 +1,307 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * No hostage: a program a probe hits, running as nobody, cannot make
+ * root's tracing operations wait for it.  Each case starts such a
+ * program, lets it do its worst for a while, and times root's defines,
+ * enables, disables, deletes and listings meanwhile; the program ends
+ * by itself after HOSTAGE_SECONDS, so a kernel that makes root wait shows
+ * it as a long operation, not as a hung test.
+ */
+#define _GNU_SOURCE
+#include <dirent.h>
+#include <grp.h>
+#include <pthread.h>
+#include <linux/userfaultfd.h>
+#include <sys/ioctl.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <time.h>
+
+#include "../kselftest_harness.h"
+#include "uprobe_lib.h"
+
+#define GRP "ust_hostage"
+#define NOBODY 65534
+#define HOSTAGE_SECONDS 40
+/* More threads than an [uprobes] area has slots (254 here, 32 on 6.1). */
+#define HOSTAGE_THREADS 300
+/* What root may take for one operation (stock 6.1: 0.42 s at most). */
+#define ROOT_OP_MAX 1.0
+
+#ifdef __x86_64__
+/*
+ * hostage_lods(p, n): "rep lodsb" over n bytes at p.  Its probe is on the
+ * rep instruction, which every uprobes steps out of line, one XOL slot
+ * per stepping thread.
+ */
+asm(".text\n"
+	".globl hostage_lods\n"
+	".type hostage_lods, @function\n"
+	"hostage_lods:\n"
+	"	mov %rsi, %rcx\n"
+	"	mov %rdi, %rsi\n"
+	".globl hostage_lods_rep\n"
+	"hostage_lods_rep:\n"
+	"	rep lodsb\n"
+	"	ret\n"
+	".size hostage_lods, .-hostage_lods\n");
+void hostage_lods(const void *p, unsigned long n);
+#endif
+
+/* Probed by root meanwhile; nobody calls it. */
+__attribute__((noinline, used)) long hostage_idle(long a)
+{
+	asm volatile("" ::: "memory");
+	return a + 1;
+}
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Shared with the program. */
+struct hostage {
+	volatile int go;	/* every thread is created */
+	volatile int running;	/* threads that called at least once */
+	volatile int stop;
+	volatile int err;	/* a thread not created; -1: no userfaultfd */
+};
+
+struct lods_arg {
+	struct hostage *h;
+	const void *mem;
+	unsigned long len;
+	volatile double until;
+};
+
+static void *lods_thread(void *arg)
+{
+	struct lods_arg *a = arg;
+	bool counted = false;
+
+	/* Creating the last thread must not wait behind the others' hits. */
+	while (!a->h->go)
+		usleep(10000);
+	while (!a->h->stop && now() < a->until) {
+		if (!counted) {
+			__sync_fetch_and_add(&a->h->running, 1);
+			counted = true;
+		}
+#ifdef __x86_64__
+		hostage_lods(a->mem, a->len);
+#endif
+	}
+	return NULL;
+}
+
+/*
+ * Memory whose first read waits for ever: a userfaultfd (user faults
+ * only, which nobody may have) that nobody answers.
+ */
+static void *unanswered_memory(size_t len)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	void *m = mmap(NULL, len, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	int uffd = syscall(__NR_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+
+	if (m == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api))
+		return NULL;
+	reg.range.start = (unsigned long)m;
+	reg.range.len = len;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	return ioctl(uffd, UFFDIO_REGISTER, &reg) ? NULL : m;
+}
+
+/*
+ * As nobody, no_new_privs, at the lowest priority: every thread hits,
+ * and its stepped read waits in the kernel, holding its slot, for a
+ * page that never comes.
+ */
+static int lods_program(struct hostage *h)
+{
+	pthread_t th[HOSTAGE_THREADS];
+	/* Until all threads run; then HOSTAGE_SECONDS more. */
+	struct lods_arg a = { .h = h, .len = 1UL << 20, .until = now() + 600 };
+	pthread_attr_t attr;
+	gid_t g = NOBODY;
+	int i;
+
+	if (setgroups(1, &g) || setgid(NOBODY) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || setuid(NOBODY))
+		return 2;
+	/* Set after setuid(), which clears it: gone with a killed test. */
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() == 1)
+		return 2;
+	setpriority(PRIO_PROCESS, 0, 19);
+	a.mem = unanswered_memory(a.len);
+	if (!a.mem) {
+		h->err = -1;
+		return 3;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setstacksize(&attr, 64 << 10);
+	for (i = 0; i < HOSTAGE_THREADS; i++)
+		if (pthread_create(&th[i], &attr, lods_thread, &a)) {
+			h->err = i + 1;
+			break;
+		}
+	a.until = now() + HOSTAGE_SECONDS;
+	h->go = 1;
+	/* Threads waiting for a slot never read @stop: exit_group ends them. */
+	while (!h->stop && now() < a.until)
+		usleep(100000);
+	return 0;
+}
+
+FIXTURE(hostage) {
+	struct ut_ctx c;
+	char exe[PATH_MAX];
+	struct hostage *h;
+	pid_t prog;
+};
+
+FIXTURE_SETUP(hostage)
+{
+	ssize_t n;
+
+	ut_ctx_init(&self->c, GRP, _metadata->name);
+	n = readlink("/proc/self/exe", self->exe, sizeof(self->exe) - 1);
+	ASSERT_LT(0, n);
+	self->exe[n] = '\0';
+	self->h = mmap(NULL, sizeof(*self->h), PROT_READ | PROT_WRITE,
+		       MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, self->h);
+	/* Root's operations are not the ones to wait for the CPU. */
+	setpriority(PRIO_PROCESS, 0, -20);
+}
+
+FIXTURE_TEARDOWN(hostage)
+{
+	if (self->prog > 0) {
+		self->h->stop = 1;
+		kill(self->prog, SIGKILL);
+		waitpid(self->prog, NULL, 0);
+	}
+	setpriority(PRIO_PROCESS, 0, 0);
+	ut_ctx_cleanup(&self->c);
+}
+
+/* Threads of @pid asleep in the kernel's wait for an XOL slot. */
+static int slot_waiters(pid_t pid)
+{
+	char path[64], wchan[64];
+	struct dirent *d;
+	int n = 0, fd;
+	ssize_t len;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "/proc/%d/task", pid);
+	dir = opendir(path);
+	if (!dir)
+		return -errno;
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/%d/task/%s/wchan", pid,
+			 d->d_name);
+		fd = open(path, O_RDONLY);
+		if (fd < 0)
+			continue;
+		len = read(fd, wchan, sizeof(wchan) - 1);
+		close(fd);
+		if (len <= 0)
+			continue;
+		wchan[len] = '\0';
+		/* xol_take_slot here; 6.1 inlines its wait into the resume */
+		if (strstr(wchan, "xol_") || !strcmp(wchan, "uprobe_notify_resume"))
+			n++;
+	}
+	closedir(dir);
+	return n;
+}
+
+/* Time one root operation: it must succeed within ROOT_OP_MAX seconds. */
+#define ROOT_OP(what, expr) do {						\
+	double __t = now();							\
+	int __e = (expr);							\
+										\
+	__t = now() - __t;							\
+	TH_LOG("%s: %.3f s", (what), __t);					\
+	EXPECT_EQ(0, __e) TH_LOG("%s: %s", (what), strerror(-__e));		\
+	EXPECT_GT(ROOT_OP_MAX, __t) TH_LOG("%s waited on the program", (what));	\
+} while (0)
+
+static int list_events(void)
+{
+	char *s = ut_read("uprobe_events");
+
+	if (!s)
+		return -errno ?: -EIO;
+	free(s);
+	return 0;
+}
+
+/*
+ * The program's threads all hit a probe whose instruction is stepped:
+ * more of them than there are XOL slots, each holding its slot while its
+ * read waits for a page nobody provides.  Those without a slot wait for
+ * one; root's define, enable, listing, disable and delete do not wait
+ * with them.
+ */
+TEST_F_TIMEOUT(hostage, threads_waiting_for_xol_slots_hold_up_no_root_operation,
+	       HOSTAGE_SECONDS + 180)
+{
+	char del[160];
+	long off, other;
+	double t0;
+	int i;
+
+#ifndef __x86_64__
+	SKIP(return, "the stepped instruction is x86-64 code");
+#endif
+	UT_SYM(off, self->exe, "hostage_lods_rep");
+	UT_SYM(other, self->exe, "hostage_idle");
+	UT_PROBE(0, 'p', self->exe, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	fflush(stdout);
+	fflush(stderr);
+	self->prog = fork();
+	ASSERT_LE(0, self->prog);
+	if (!self->prog)
+		_exit(lods_program(self->h));
+	t0 = now();
+	while (now() - t0 < 120 && self->h->running < HOSTAGE_THREADS &&
+	       !self->h->err && !waitpid(self->prog, NULL, WNOHANG))
+		usleep(50000);
+	if (self->h->err < 0)
+		SKIP(return, "no userfaultfd for nobody (CONFIG_USERFAULTFD)");
+	ASSERT_EQ(0, self->h->err) TH_LOG("thread %d not created", self->h->err);
+	ASSERT_EQ(HOSTAGE_THREADS, self->h->running)
+		TH_LOG("threads running after 120 s");
+	TH_LOG("%d threads running after %.1f s", HOSTAGE_THREADS, now() - t0);
+	/* Time for the threads to take every slot and queue for more. */
+	sleep(2);
+	ASSERT_EQ(0, waitpid(self->prog, NULL, WNOHANG))
+		TH_LOG("the program ended early");
+	i = slot_waiters(self->prog);
+	TH_LOG("%d threads wait for a slot", i);
+	ASSERT_LT(0, i) TH_LOG("no thread waits for a slot: nothing tested");
+
+	ROOT_OP("defining another probe",
+		ut_ctx_probe(&self->c, 1, 'p', self->exe, other, NULL, NULL));
+	ROOT_OP("enabling it", ut_ctx_enable(&self->c, 1, true));
+	ROOT_OP("listing uprobe_events", list_events());
+	ROOT_OP("disabling it", ut_ctx_enable(&self->c, 1, false));
+	ROOT_OP("disabling the hit probe", ut_ctx_enable(&self->c, 0, false));
+	snprintf(del, sizeof(del), "-:%s/%s", GRP, ut_ev(&self->c, 0));
+	ROOT_OP("deleting the hit probe", ut_append("uprobe_events", del));
+	EXPECT_EQ(0, waitpid(self->prog, NULL, WNOHANG))
+		TH_LOG("the program ended before root was done");
+}
+
+UT_HARNESS_MAIN
