@@ -12,6 +12,7 @@
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <linux/userfaultfd.h>
 #include <sys/ioctl.h>
 #include <sys/prctl.h>
 #include <sys/ptrace.h>
@@ -1196,6 +1197,99 @@ TEST_F(hist, tracer_after_a_sandboxed_return_sees_every_syscall_exit)
 	EXPECT_LE(4, entries);
 	close(fds[0]);
 	close(fds[1]);
+}
+
+/* Kernel log lines since @fd was opened that name a kernel defect. */
+static int kmsg_reports(int fd, char *first, size_t len)
+{
+	static const char *const bad[] = {
+		"rss-counter", "BUG", "WARNING", "Oops", "bad page",
+	};
+	char rec[1024];
+	ssize_t n;
+	int found = 0;
+	size_t i;
+
+	while ((n = read(fd, rec, sizeof(rec) - 1)) > 0 || (n < 0 && errno == EPIPE)) {
+		if (n <= 0)
+			continue;
+		rec[n] = '\0';
+		for (i = 0; i < ARRAY_SIZE(bad); i++)
+			if (strstr(rec, bad[i])) {
+				if (!found++)
+					snprintf(first, len, "%s", rec);
+				break;
+			}
+	}
+	return found;
+}
+
+/*
+ * CVE-2025-21881, "uprobes: Reject the shared zeropage in
+ * uprobe_write_opcode()": UFFDIO_ZEROPAGE maps the shared zero page into
+ * a private mapping of a tmpfs file, where the file's code is; a probe
+ * then enabled on that offset must leave the zero page alone (it is not
+ * the file's instruction, and it is every process's zero page): the
+ * mapping reads 0 there with the probe in and after, and the kernel
+ * reports nothing, at the removal or when the mapping goes.
+ */
+TEST_F(hist, shared_zero_page_placed_by_userfaultfd_is_never_written)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_zeropage zp = { 0 };
+	char path[64], report[1024] = "";
+	volatile unsigned char *m;
+	int fd, uffd, kmsg, en;
+
+	snprintf(path, sizeof(path), "/tmp/ust_hist_zero_%d", getpid());
+	ASSERT_EQ(0, ut_code_file(path));
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	m = mmap(NULL, UT_CODE_LEN, PROT_READ | PROT_EXEC, MAP_PRIVATE, fd, 0);
+	close(fd);
+	ASSERT_NE(MAP_FAILED, m);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC | UFFD_USER_MODE_ONLY);
+	if (uffd < 0) {
+		unlink(path);
+		SKIP(return, "userfaultfd: %s (a kernel without CONFIG_USERFAULTFD)",
+		     strerror(errno));
+	}
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_API, &api));
+	reg.range.start = (unsigned long)m;
+	reg.range.len = UT_PAGE;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_REGISTER, &reg))
+		TH_LOG("registering a private tmpfs mapping: %s", strerror(errno));
+	zp.range = reg.range;
+	ASSERT_EQ(0, ioctl(uffd, UFFDIO_ZEROPAGE, &zp))
+		TH_LOG("UFFDIO_ZEROPAGE: %s", strerror(errno));
+	ASSERT_EQ(0, m[UT_CODE_FN]) TH_LOG("not the zero page after UFFDIO_ZEROPAGE");
+
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kmsg);
+	lseek(kmsg, 0, SEEK_END);
+	UT_PROBE(0, 'p', path, UT_CODE_FN, NULL, NULL);
+	/* Refusing this mm or leaving it out are both right. */
+	en = ut_ctx_enable(&self->c, 0, true);
+	TH_LOG("enable: %s", en ? strerror(-en) : "accepted");
+	EXPECT_EQ(0, m[UT_CODE_FN]) TH_LOG("the zero page reads %#x with the probe in",
+					   m[UT_CODE_FN]);
+	EXPECT_EQ(0, m[UT_PAGE - 1]);
+	if (!en)
+		UT_ENABLE(0, false);
+	EXPECT_EQ(0, m[UT_CODE_FN]) TH_LOG("after the removal");
+	munmap((void *)m, UT_CODE_LEN);
+	close(uffd);
+	unlink(path);
+	/* Other processes' zero page: a fresh anonymous page reads 0. */
+	m = mmap(NULL, UT_PAGE, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ASSERT_NE(MAP_FAILED, m);
+	EXPECT_EQ(0, m[UT_CODE_FN]) TH_LOG("the shared zero page was written");
+	munmap((void *)m, UT_PAGE);
+	EXPECT_EQ(0, kmsg_reports(kmsg, report, sizeof(report)))
+		TH_LOG("the kernel reported: %s", report);
+	close(kmsg);
 }
 
 UT_HARNESS_MAIN
