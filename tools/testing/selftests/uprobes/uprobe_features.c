@@ -1,0 +1,305 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * Where uprobes meets other kernel features a distribution's kernel has:
+ * PID namespaces, a real block filesystem (ext4 on a loop device).  Each
+ * case skips, saying why, on a kernel without the feature.
+ */
+#define _GNU_SOURCE
+#include <sched.h>
+#include <sys/mount.h>
+
+#include "../kselftest_harness.h"
+#include "uprobe_lib.h"
+
+#define GRP "ust_feat"
+#define NOINLINE __attribute__((noinline, noclone, used))
+#define CALLS 5
+
+/* Probed; called by the cases' children. */
+NOINLINE long feat_fn(long a)
+{
+	asm volatile("" ::: "memory");
+	return a + 1;
+}
+
+FIXTURE(feat) {
+	struct ut_ctx c;
+	char exe[PATH_MAX];
+	char mnt[64], img[64], loop[64];
+	pid_t child;
+};
+
+FIXTURE_SETUP(feat)
+{
+	ssize_t n;
+
+	ut_ctx_init(&self->c, GRP, _metadata->name);
+	n = readlink("/proc/self/exe", self->exe, sizeof(self->exe) - 1);
+	ASSERT_LT(0, n);
+	self->exe[n] = '\0';
+}
+
+FIXTURE_TEARDOWN(feat)
+{
+	char cmd[160];
+
+	if (self->child > 0) {
+		kill(self->child, SIGKILL);
+		waitpid(self->child, NULL, 0);
+	}
+	ut_ctx_cleanup(&self->c);
+	if (self->mnt[0]) {
+		umount2(self->mnt, MNT_DETACH);
+		rmdir(self->mnt);
+	}
+	if (self->loop[0]) {
+		snprintf(cmd, sizeof(cmd), "losetup -d %s", self->loop);
+		if (system(cmd))
+			TH_LOG("%s failed", cmd);
+	}
+	if (self->img[0])
+		unlink(self->img);
+}
+
+/*
+ * The child of a new PID namespace, its pid 1: opens a counting event
+ * on itself, reports its own pid and the event's fd result through
+ * @up, waits for a byte on @down, calls feat_fn() CALLS times and
+ * reports its count.
+ */
+struct ns_report {
+	long own_pid, count;
+	int open_err;
+};
+
+static int ns_child(const char *exe, long off, int up, int down)
+{
+	struct ns_report r = { .own_pid = getpid(), .count = -1 };
+	struct ut_pmu pmu;
+	char go;
+	int fd, i;
+
+	ut_pmu_init(&pmu);
+	fd = ut_pmu_open(&pmu, exe, off, false, 0, false, 0, -1);
+	r.open_err = fd < 0 ? fd : 0;
+	if (write(up, &r, sizeof(r)) != sizeof(r) || read(down, &go, 1) != 1)
+		return 2;
+	for (i = 0; i < CALLS; i++)
+		if (feat_fn(i) != i + 1)
+			return 3;
+	if (fd >= 0 && read(fd, &r.count, sizeof(r.count)) != sizeof(r.count))
+		return 4;
+	return write(up, &r, sizeof(r)) == sizeof(r) ? 0 : 5;
+}
+
+/*
+ * A process that is pid 1 of its own PID namespace hits a tracefs
+ * probe, a per-task perf event opened from outside on its global pid,
+ * and one it opened on itself inside: each counts its calls exactly,
+ * and the trace names it by its global pid.
+ */
+TEST_F(feat, pid_namespace_process_is_counted_inside_and_outside)
+{
+	int up[2], down[2], st;
+	struct ns_report r;
+	long long count = -1;
+	struct ut_pmu pmu;
+	pid_t outer;
+	long off;
+	int fd;
+
+	ut_pmu_init(&pmu);
+	if (pmu.type < 0)
+		SKIP(return, "no uprobe PMU");
+	UT_SYM(off, self->exe, "feat_fn");
+	UT_PROBE(0, 'p', self->exe, off, NULL, NULL);
+	UT_ENABLE(0, true);
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	fflush(stdout);
+	fflush(stderr);
+	outer = fork();
+	ASSERT_LE(0, outer);
+	if (!outer) {
+		pid_t inner;
+
+		if (unshare(CLONE_NEWPID))
+			_exit(errno == EINVAL ? 90 : 91);
+		inner = fork();
+		if (inner == 0)
+			_exit(ns_child(self->exe, off, up[1], down[0]));
+		/* Tell the test the child's pid as seen from outside. */
+		if (inner < 0 || write(up[1], &inner, sizeof(inner)) != sizeof(inner))
+			_exit(92);
+		_exit(waitpid(inner, &st, 0) == inner && WIFEXITED(st) ?
+		      WEXITSTATUS(st) : 93);
+	}
+	self->child = outer;
+	close(up[1]);
+	close(down[0]);
+	{
+		pid_t inner = 0;
+		ssize_t n = read(up[0], &inner, sizeof(inner));
+
+		if (n != sizeof(inner)) {
+			ASSERT_EQ(outer, waitpid(outer, &st, 0));
+			self->child = 0;
+			if (WIFEXITED(st) && WEXITSTATUS(st) == 90)
+				SKIP(return, "no PID namespaces (CONFIG_PID_NS)");
+			ASSERT_EQ(sizeof(inner), n) TH_LOG("outer child status %#x", st);
+		}
+		ASSERT_EQ(sizeof(r), read(up[0], &r, sizeof(r)));
+		EXPECT_EQ(1, r.own_pid) TH_LOG("the child is not pid 1 of its namespace");
+		EXPECT_EQ(0, r.open_err) TH_LOG("perf_event_open on itself: %s",
+						strerror(-r.open_err));
+		fd = ut_pmu_open(&pmu, self->exe, off, false, 0, false, inner, -1);
+		ASSERT_LE(0, fd) TH_LOG("perf_event_open on pid %d: %s", inner,
+					strerror(-fd));
+		ASSERT_EQ(1, write(down[1], "g", 1));
+		ASSERT_EQ(sizeof(r), read(up[0], &r, sizeof(r)));
+		ASSERT_EQ(outer, waitpid(outer, &st, 0));
+		self->child = 0;
+		EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("status %#x", st);
+		EXPECT_EQ(CALLS, r.count) TH_LOG("the event opened inside");
+		EXPECT_EQ(sizeof(count), read(fd, &count, sizeof(count)));
+		EXPECT_EQ(CALLS, count) TH_LOG("the event opened outside on %d", inner);
+		close(fd);
+		EXPECT_EQ(CALLS, UT_LINES(0, inner)) TH_LOG("trace lines of pid %d", inner);
+		EXPECT_EQ(CALLS, UT_LINES(0, 0)) TH_LOG("trace lines in all");
+	}
+	close(up[0]);
+	close(down[1]);
+}
+
+/* Run @cmd through the shell; its output's first line into @out. */
+static int run(const char *cmd, char *out, size_t len)
+{
+	FILE *f = popen(cmd, "r");
+	int st;
+
+	if (!f)
+		return -errno;
+	if (out && !fgets(out, len, f))
+		out[0] = '\0';
+	st = pclose(f);
+	if (out)
+		out[strcspn(out, "\n")] = '\0';
+	return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+/* Fork a child that maps @path, calls its function @n times, reports. */
+static pid_t code_child(const char *path, int n, int up, int down)
+{
+	pid_t pid;
+
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid)
+		return pid;
+	{
+		int fd = open(path, O_RDONLY);
+		unsigned char *m;
+		long res = -1;
+		char go;
+		int i;
+
+		m = fd < 0 ? MAP_FAILED : mmap(NULL, UT_CODE_LEN, PROT_READ | PROT_EXEC,
+					      MAP_PRIVATE, fd, 0);
+		if (m == MAP_FAILED)
+			_exit(2);
+		close(fd);
+		for (;;) {
+			for (i = 0; i < n; i++)
+				res = ((long (*)(void))(m + UT_CODE_FN))();
+			if (write(up, &res, sizeof(res)) != sizeof(res) ||
+			    read(down, &go, 1) != 1)
+				_exit(0);
+		}
+	}
+}
+
+/*
+ * A probed program on ext4 on a loop device: hits counted; the file is
+ * truncated under a process that maps it and written again; a process
+ * that maps it then is probed, the first one runs its code again
+ * unharmed, and the bytes on the device, read back after the filesystem
+ * was unmounted, are what was written, with no breakpoint in them.
+ */
+TEST_F_TIMEOUT(feat, ext4_on_loop_file_probed_truncated_and_rewritten, 120)
+{
+	char cmd[256], out[64], path[96];
+	int up[2], down[2], fd;
+	uint64_t hash;
+	pid_t b;
+	long res;
+
+	snprintf(self->img, sizeof(self->img), "/tmp/ust_feat_%d.img", getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "truncate -s 16M %s && mkfs.ext4 -q -F %s && losetup -f --show %s",
+		 self->img, self->img, self->img);
+	if (run(cmd, out, sizeof(out)) || strncmp(out, "/dev/loop", 9)) {
+		self->img[0] = '\0';
+		SKIP(return, "no loop device or mkfs.ext4 (CONFIG_BLK_DEV_LOOP)");
+	}
+	snprintf(self->loop, sizeof(self->loop), "%s", out);
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/ust_feat_mnt_%d", getpid());
+	ASSERT_EQ(0, mkdir(self->mnt, 0700));
+	if (mount(self->loop, self->mnt, "ext4", 0, NULL)) {
+		int e = errno;
+
+		rmdir(self->mnt);
+		self->mnt[0] = '\0';
+		SKIP(return, "mounting ext4: %s (CONFIG_EXT4_FS)", strerror(e));
+	}
+	snprintf(path, sizeof(path), "%s/code", self->mnt);
+	ASSERT_EQ(0, ut_code_file(path));
+	hash = ut_file_hash(path);
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+
+	UT_PROBE(0, 'p', path, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	self->child = code_child(path, 2, up[1], down[0]);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(sizeof(res), read(up[0], &res, sizeof(res)));
+	EXPECT_EQ(7, res);
+	EXPECT_EQ(2, UT_HITS(0));
+
+	/* Truncated under the mapping, then the same code written again. */
+	fd = open(path, O_WRONLY | O_TRUNC);
+	ASSERT_LE(0, fd);
+	close(fd);
+	ASSERT_EQ(0, ut_code_file(path));
+	EXPECT_EQ(hash, ut_file_hash(path)) TH_LOG("the rewritten file differs");
+
+	b = code_child(path, 3, up[1], down[0]);
+	ASSERT_LT(0, b);
+	ASSERT_EQ(sizeof(res), read(up[0], &res, sizeof(res)));
+	EXPECT_EQ(7, res) TH_LOG("a process mapping the rewritten file");
+	EXPECT_EQ(5, UT_HITS(0)) TH_LOG("its 3 calls are hits");
+	kill(b, SIGKILL);
+	waitpid(b, NULL, 0);
+
+	/* The first process runs its code again: the rewritten file's. */
+	ASSERT_EQ(1, write(down[1], "g", 1));
+	ASSERT_EQ(sizeof(res), read(up[0], &res, sizeof(res)))
+		TH_LOG("the first process died running the rewritten file");
+	EXPECT_EQ(7, res);
+	UT_ENABLE(0, false);
+	kill(self->child, SIGKILL);
+	waitpid(self->child, NULL, 0);
+	self->child = 0;
+	ut_ctx_cleanup(&self->c);
+
+	/* The device's bytes, not the page cache's. */
+	ASSERT_EQ(0, umount2(self->mnt, 0)) TH_LOG("umount: %s", strerror(errno));
+	ASSERT_EQ(0, mount(self->loop, self->mnt, "ext4", MS_RDONLY, NULL));
+	EXPECT_EQ(hash, ut_file_hash(path)) TH_LOG("the file on the device changed");
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
+}
+
+UT_HARNESS_MAIN
