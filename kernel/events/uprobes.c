@@ -27,8 +27,10 @@
  *	The one-time analysis of a probe; never held over I/O.
  *  uprobes_treelock (rwlock), bp_table->lock, bp_table->pending_lock,
  *  xol_area->lock (spinlocks)
- *	Innermost: no other lock nests in them, nothing sleeps under
- *	them (a probe's last uprobe_put() only queues its free).
+ *	Innermost: no other lock nests in them (but, in bp_table->lock,
+ *	the rhashtable's bucket locks, its GFP_ATOMIC allocations and the
+ *	queueing of its resize), nothing sleeps under them (a probe's last
+ *	uprobe_put() only queues its free).
  *
  * Lockless:
  *  - A hit looks its address up in the mm's bp table under RCU and runs
@@ -799,5 +801,6 @@ EXPORT_SYMBOL_GPL(uprobe_unregister);
  */
 void __init uprobes_init(void)
 {
+	uprobe_bpt_cache_init();
 	uprobes_hit_init();
 }

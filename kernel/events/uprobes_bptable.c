@@ -2,153 +2,123 @@
 /*
  * uprobes: the per-mm table of installed breakpoints.
  *
- * Every hit looks its address up here without a lock.  The table is an
- * open-addressed hash of (address, probe) slots in one array.  Writers
- * serialise on t->lock and never allocate under it; readers hold only
- * rcu_read_lock().  A grown array replaces the old one, which is freed
- * after a grace period.  A miss is harmless: the hit path falls back to
- * the VMA (uprobe_bp_lookup_slow()).
- *
- * Slot protocol.  A writer fills a free slot (bp_slot_fill()):
- *  W1. stores the probe;
- *  W2. smp_wmb();
- *  W3. stores the address.
- * It erases a slot (bp_slot_kill()):
- *  K1. stores BP_DEAD;
- *  K2. smp_wmb(), so that K1 is seen before the W1 of a reuse.
- * A reader (uprobe_bpt_lookup(), uprobes_internal.h):
- *  R1. loads the address; on a match:
- *  R2. smp_rmb(), pairing with W2;
- *  R3. loads the probe;
- *  R4. smp_rmb(), pairing with K2;
- *  R5. loads the address again: if it changed, the slot was reused and
- *      the probe may be another address's, so it is a miss.
- * A probe replaced in place (same address) is seen old or new; SRCU keeps
- * the old one alive.
- *
- * Erased slots stay as tombstones that lookups probe past, until a
- * rebuild (live and dead slots past 3/4 of the array).  Range operations
- * (munmap, fork, exit) scan the whole array.
+ * Every hit looks its address up here without a lock: an rhashtable of
+ * entries (address, referenced probe), read under RCU.  Writers serialise
+ * on t->lock, which also guards the list of entries that range
+ * operations (munmap, fork, exit) walk.  No writer allocates an entry
+ * under the lock: each takes one from the table's pool, filled outside
+ * it (uprobe_bpt_retry()); the pool keeps what a walk did not use for
+ * the next one.  An erased
+ * entry is freed after a grace period; a probe replaced in an entry is
+ * seen old or new, and SRCU keeps the old one alive.  A miss is harmless:
+ * the hit path falls back to the VMA (uprobe_bp_lookup_slow()).
  */
 
-#include <linux/hash.h>
-#include <linux/log2.h>
+#include <linux/delay.h>
 #include <linux/mm.h>
+#include <linux/rhashtable.h>
 #include <linux/slab.h>
 
 #include "uprobes_internal.h"
 
-#define BP_MIN_SLOTS	16
+/* Tries of an insert the rhashtable refused, 0.5 to 1 ms apart. */
+#define BP_TRIES	10
 
-static unsigned int bp_nr_slots(const struct uprobe_bp_array *a)
+static struct kmem_cache *bp_entry_cache;
+
+/* Put up to @n fresh entries in @t's pool; return how many. */
+static unsigned int bp_pool_fill(struct uprobe_bp_table *t, unsigned int n)
 {
-	return a->mask + 1;
-}
+	struct uprobe_bp_entry *e;
+	unsigned int added = 0;
+	LIST_HEAD(fresh);
 
-static bool bp_slot_live(const struct uprobe_bp_slot *s)
-{
-	return s->vaddr < BP_DEAD;	/* neither BP_DEAD nor BP_EMPTY */
-}
-
-static struct uprobe_bp_array *bp_array(struct uprobe_bp_table *t)
-{
-	return rcu_dereference_protected(t->arr, lockdep_is_held(&t->lock));
-}
-
-static struct uprobe_bp_array *bp_array_alloc(unsigned int bits)
-{
-	struct uprobe_bp_array *a;
-	unsigned int i;
-
-	a = kvmalloc(struct_size(a, slots, 1UL << bits), GFP_KERNEL);
-	if (!a)
-		return NULL;
-	a->bits = bits;
-	a->mask = (1U << bits) - 1;
-	a->filled = 0;
-	for (i = 0; i < (1U << bits); i++)
-		a->slots[i].vaddr = BP_EMPTY;
-	return a;
-}
-
-static bool bp_array_has_room(const struct uprobe_bp_array *a, unsigned int more)
-{
-	return a && (a->filled + more) * 4UL <= bp_nr_slots(a) * 3UL;
-}
-
-/*
- * The slot holding @vaddr, or where to put it: the first tombstone on the
- * way, else the empty slot that ended the search.
- */
-static struct uprobe_bp_slot *bp_array_find(struct uprobe_bp_array *a,
-					    unsigned long vaddr, bool *found)
-{
-	unsigned int i = bp_hash(a, vaddr);
-	struct uprobe_bp_slot *dead = NULL, *s;
-
-	for (;; i = (i + 1) & a->mask) {
-		s = &a->slots[i];
-		if (s->vaddr == vaddr) {
-			*found = true;
-			return s;
-		}
-		if (s->vaddr == BP_DEAD && !dead)
-			dead = s;
-		if (s->vaddr == BP_EMPTY)
+	for (; added < n; added++) {
+		e = kmem_cache_alloc(bp_entry_cache, GFP_KERNEL);
+		if (!e)
 			break;
+		list_add(&e->list, &fresh);
 	}
-	*found = false;
-	return dead ?: s;
+	spin_lock(&t->lock);
+	list_splice(&fresh, &t->pool);
+	spin_unlock(&t->lock);
+	return added;
 }
 
-static void bp_slot_fill(struct uprobe_bp_array *a, struct uprobe_bp_slot *s,
-			 unsigned long vaddr, struct uprobe *uprobe)
+static struct uprobe_bp_entry *bp_find(struct uprobe_bp_table *t,
+				       unsigned long vaddr)
 {
-	if (s->vaddr == BP_EMPTY)
-		a->filled++;
-	WRITE_ONCE(s->uprobe, uprobe);		/* W1 */
-	smp_wmb();				/* W2 */
-	WRITE_ONCE(s->vaddr, vaddr);		/* W3 */
+	return rhashtable_lookup_fast(&t->ht, &vaddr, uprobe_bpt_params);
 }
 
-static void bp_slot_kill(struct uprobe_bp_slot *s)
+static void bp_entry_free_rcu(struct rcu_head *rcu)
 {
-	WRITE_ONCE(s->vaddr, BP_DEAD);		/* K1 */
-	smp_wmb();				/* K2 */
+	kmem_cache_free(bp_entry_cache,
+			container_of(rcu, struct uprobe_bp_entry, rcu));
 }
 
-/* Drop a live slot's entry. */
-static void bp_slot_erase(struct uprobe_bp_table *t, struct uprobe_bp_slot *s)
+/* Drop an entry; readers may still see it until a grace period. */
+static void bp_erase(struct uprobe_bp_table *t, struct uprobe_bp_entry *e)
 {
-	uprobe_put(s->uprobe);
-	bp_slot_kill(s);
+	WARN_ON_ONCE(rhashtable_remove_fast(&t->ht, &e->node, uprobe_bpt_params));
+	list_del(&e->list);	/* before ->rcu, its union partner, is used */
 	t->live--;
+	uprobe_put(e->uprobe);
+	call_rcu(&e->rcu, bp_entry_free_rcu);
 }
 
-/* Empty every slot of @a, which has no live one. */
-static void bp_array_clear(struct uprobe_bp_array *a)
+/**
+ * uprobe_bpt_cache_init - create the slab cache of table entries
+ *
+ * Context: boot, once.
+ */
+void __init uprobe_bpt_cache_init(void)
 {
-	unsigned int i;
-
-	for (i = 0; i < bp_nr_slots(a); i++)
-		if (a->slots[i].vaddr != BP_EMPTY)
-			WRITE_ONCE(a->slots[i].vaddr, BP_EMPTY);
-	a->filled = 0;
+	bp_entry_cache = KMEM_CACHE(uprobe_bp_entry, SLAB_PANIC);
 }
 
-/* Copy @old's live slots into the empty @new, which nobody reads yet. */
-static void bp_array_rehash(struct uprobe_bp_array *new, struct uprobe_bp_array *old)
+/* Entries a table's pool keeps between walks; the rest are freed. */
+#define BP_POOL_KEEP	16
+
+/**
+ * uprobe_bpt_trim_pool - free what a walk left in the pool, but a few
+ * @t: the table
+ *
+ * Context: takes t->lock.
+ */
+void uprobe_bpt_trim_pool(struct uprobe_bp_table *t)
 {
-	unsigned int i;
-	bool found;
+	struct uprobe_bp_entry *e, *tmp;
+	unsigned int n = 0;
+	LIST_HEAD(spare);
 
-	for (i = 0; old && i < bp_nr_slots(old); i++) {
-		struct uprobe_bp_slot *s = &old->slots[i];
+	spin_lock(&t->lock);
+	list_for_each_entry_safe(e, tmp, &t->pool, list)
+		if (++n > BP_POOL_KEEP)
+			list_move(&e->list, &spare);
+	spin_unlock(&t->lock);
+	list_for_each_entry_safe(e, tmp, &spare, list)
+		kmem_cache_free(bp_entry_cache, e);
+}
 
-		if (bp_slot_live(s))
-			bp_slot_fill(new, bp_array_find(new, s->vaddr, &found),
-				     s->vaddr, s->uprobe);
-	}
+/**
+ * uprobe_bpt_init - set up an empty table
+ * @t: the table
+ *
+ * Context: may sleep.
+ * Return: 0, or -EINVAL for bad rhashtable parameters (never for lack
+ * of memory: rhashtable_init() falls back to the smallest table).
+ */
+int uprobe_bpt_init(struct uprobe_bp_table *t)
+{
+	spin_lock_init(&t->lock);
+	INIT_LIST_HEAD(&t->entries);
+	INIT_LIST_HEAD(&t->pool);
+	t->live = 0;
+	t->dropping = NULL;
+	spin_lock_init(&t->pending_lock);
+	INIT_LIST_HEAD(&t->refctr_pending);
+	return rhashtable_init(&t->ht, &uprobe_bpt_params);
 }
 
 /**
@@ -165,137 +135,113 @@ struct uprobe_bp_table *uprobe_bpt_create(struct mm_struct *mm)
 	if (t)
 		return t;
 	t = kmalloc(sizeof(*t), GFP_KERNEL);
-	if (!t)
+	if (!t || uprobe_bpt_init(t)) {
+		kfree(t);
 		return NULL;
-	uprobe_bpt_init(t);
+	}
 	/* Under mmap_lock for read, two threads may race here. */
 	old = cmpxchg_release(&mm->uprobes_state.bp_table, NULL, t);
 	if (old) {
-		kfree(t);
+		uprobe_bpt_free(t);
 		return old;
 	}
 	return t;
 }
 
 /**
- * uprobe_bpt_init - set up an empty table
+ * uprobe_bpt_prepare - make room for entries about to be claimed
  * @t: the table
+ * @more: how many
+ *
+ * Context: may sleep.
+ * Return: 0, or -ENOMEM when not even one entry could be made.
  */
-void uprobe_bpt_init(struct uprobe_bp_table *t)
+int uprobe_bpt_prepare(struct uprobe_bp_table *t, unsigned int more)
 {
-	RCU_INIT_POINTER(t->arr, NULL);
-	t->live = 0;
-	t->dropping = NULL;
-	spin_lock_init(&t->lock);
-	spin_lock_init(&t->pending_lock);
-	INIT_LIST_HEAD(&t->refctr_pending);
+	return bp_pool_fill(t, more) ? 0 : -ENOMEM;
 }
 
 /*
- * Return with t->lock held and room for @more entries in t->arr (or
- * -ENOMEM).  Allocates with the lock dropped.  For one entry the new
- * array is half full; for many, just big enough.
- */
-static int uprobe_bpt_reserve(struct uprobe_bp_table *t, unsigned int more)
-	__acquires(&t->lock)
-{
-	struct uprobe_bp_array *old, *new = NULL;
-	unsigned long need;
-	unsigned int bits;
-
-	for (;;) {
-		spin_lock(&t->lock);
-		old = bp_array(t);
-		if (bp_array_has_room(old, more))
-			break;
-		/* Only tombstones: empty the array in place. */
-		if (old && !t->live && more * 4UL <= bp_nr_slots(old) * 3UL) {
-			bp_array_clear(old);
-			break;
-		}
-		need = more == 1 ? 2UL * (t->live + 1) :
-				   DIV_ROUND_UP(4UL * (t->live + more), 3);
-		bits = max_t(unsigned int, ilog2(BP_MIN_SLOTS), order_base_2(need));
-		if (new && new->bits >= bits) {
-			bp_array_rehash(new, old);
-			rcu_assign_pointer(t->arr, new);
-			new = NULL;
-			if (old)
-				kvfree_rcu(old, rcu);
-			break;
-		}
-		spin_unlock(&t->lock);
-		kvfree(new);
-		new = bp_array_alloc(bits);
-		if (!new) {
-			spin_lock(&t->lock);
-			return -ENOMEM;
-		}
-	}
-	/* Another writer grew the array meanwhile.  No vfree() under a lock. */
-	if (new)
-		kvfree_rcu(new, rcu);
-	return 0;
-}
-
-/*
- * Under t->lock: point @vaddr at @uprobe, as uprobe_bpt_claim_locked()
+ * Under t->lock: point @vaddr at @uprobe as uprobe_bpt_claim_locked()
  * does, or with @replace false return -EEXIST for a taken @vaddr.
  */
 static int bp_claim(struct uprobe_bp_table *t, unsigned long vaddr,
 		    struct uprobe *uprobe, bool replace)
 {
-	struct uprobe_bp_array *a = bp_array(t);
-	struct uprobe_bp_slot *s;
+	struct uprobe_bp_entry *e = bp_find(t, vaddr);
 	struct uprobe *old;
-	bool found;
+	int err;
 
-	if (!a)
-		return -ENOSPC;
-	s = bp_array_find(a, vaddr, &found);
-	if (!found) {
-		if (!bp_array_has_room(a, 1))
-			return -ENOSPC;
-		bp_slot_fill(a, s, vaddr, uprobe_get(uprobe));
-		t->live++;
-		return 0;
+	if (e) {
+		if (!replace)
+			return -EEXIST;
+		if (e->uprobe == uprobe)
+			return 1;
+		old = e->uprobe;
+		WRITE_ONCE(e->uprobe, uprobe_get(uprobe));
+		uprobe_put(old);
+		return 2;
 	}
-	if (!replace)
-		return -EEXIST;
-	if (s->uprobe == uprobe)
-		return 1;
-	old = s->uprobe;
-	WRITE_ONCE(s->uprobe, uprobe_get(uprobe));
-	uprobe_put(old);
-	return 2;
+	e = list_first_entry_or_null(&t->pool, struct uprobe_bp_entry, list);
+	if (!e)
+		return -ENOSPC;
+	e->vaddr = vaddr;
+	e->uprobe = uprobe;
+	/*
+	 * Never -EEXIST: t->lock is held and @vaddr was not found.  -EBUSY
+	 * and -ENOMEM pass once the resize the table asked for is done.
+	 */
+	err = rhashtable_insert_fast(&t->ht, &e->node, uprobe_bpt_params);
+	if (err)
+		return -EAGAIN;
+	uprobe_get(uprobe);
+	list_move(&e->list, &t->entries);
+	t->live++;
+	return 0;
+}
+
+/**
+ * uprobe_bpt_retry - whether a claim that failed should be tried again
+ * @t: the table
+ * @err: what uprobe_bpt_claim_locked() returned
+ * @more: entries to put in the pool if it is empty
+ * @tries: the caller's count of -EAGAIN, from 0
+ *
+ * Context: uprobe_bpt_lock() held; dropped and taken again.  May sleep.
+ * Return: true to claim again; false with @err final (-EAGAIN becomes
+ * -ENOMEM).
+ */
+bool uprobe_bpt_retry(struct uprobe_bp_table *t, int *err, unsigned int more,
+		      unsigned int *tries)
+	__must_hold(&t->lock)
+{
+	lockdep_assert_held(&t->lock);
+	if (*err != -ENOSPC && (*err != -EAGAIN || ++*tries > BP_TRIES)) {
+		if (*err == -EAGAIN)
+			*err = -ENOMEM;
+		return false;
+	}
+	spin_unlock(&t->lock);
+	if (*err == -ENOSPC)
+		*err = bp_pool_fill(t, more) ? 0 : -ENOMEM;
+	else
+		usleep_range(500, 1000);	/* for the resize worker */
+	spin_lock(&t->lock);
+	return !*err;
 }
 
 static int bp_put_entry(struct uprobe_bp_table *t, unsigned long vaddr,
 			struct uprobe *uprobe, bool replace)
 {
-	int err = uprobe_bpt_reserve(t, 1);
+	unsigned int tries = 0;
+	int err;
 
-	if (!err)
+	spin_lock(&t->lock);
+	do {
 		err = bp_claim(t, vaddr, uprobe, replace);
+	} while (err < 0 && uprobe_bpt_retry(t, &err, 1, &tries));
 	spin_unlock(&t->lock);
 	return min(err, 0);
-}
-
-/**
- * uprobe_bpt_prepare - make room for many entries at once
- * @t: the table
- * @more: how many entries are about to be added
- *
- * One rebuild for a batch instead of one each time the array fills up.
- *
- * Return: 0 or -ENOMEM (entries can still be added one by one).
- */
-int uprobe_bpt_prepare(struct uprobe_bp_table *t, unsigned int more)
-{
-	int err = uprobe_bpt_reserve(t, more);
-
-	spin_unlock(&t->lock);
-	return err;
 }
 
 /**
@@ -304,6 +250,7 @@ int uprobe_bpt_prepare(struct uprobe_bp_table *t, unsigned int more)
  * @vaddr: the breakpoint's address
  * @uprobe: its probe; the table takes a reference
  *
+ * Context: may sleep.
  * Return: 0, -EEXIST or -ENOMEM.
  */
 int uprobe_bpt_add(struct uprobe_bp_table *t, unsigned long vaddr,
@@ -318,6 +265,7 @@ int uprobe_bpt_add(struct uprobe_bp_table *t, unsigned long vaddr,
  * @vaddr: the breakpoint's address
  * @uprobe: its probe; the table takes a reference
  *
+ * Context: may sleep.
  * Return: 0 or -ENOMEM.
  */
 int uprobe_bpt_set(struct uprobe_bp_table *t, unsigned long vaddr,
@@ -332,16 +280,17 @@ int uprobe_bpt_set(struct uprobe_bp_table *t, unsigned long vaddr,
  * @vaddr: the breakpoint's address
  * @uprobe: its probe; the table takes a reference
  *
- * Another probe's entry (one since retired) is replaced.  Never grows
- * the array.
+ * Another probe's entry (one since retired) is replaced.  Never
+ * allocates an entry: a new one comes from the pool.
  *
  * Context: uprobe_bpt_lock() held.
  * Return: 0 when added, 1 when it was @uprobe's already, 2 when another
- * probe's entry was replaced, -ENOSPC when the array is full (call
- * uprobe_bpt_prepare() outside the lock and try again).
+ * probe's entry was replaced, -ENOSPC when the pool is empty or -EAGAIN
+ * when the table is resizing: see uprobe_bpt_retry().
  */
 int uprobe_bpt_claim_locked(struct uprobe_bp_table *t, unsigned long vaddr,
 			    struct uprobe *uprobe)
+	__must_hold(&t->lock)
 {
 	lockdep_assert_held(&t->lock);
 	return bp_claim(t, vaddr, uprobe, true);
@@ -363,20 +312,15 @@ int uprobe_bpt_claim_locked(struct uprobe_bp_table *t, unsigned long vaddr,
 bool uprobe_bpt_release_locked(struct uprobe_bp_table *t, unsigned long vaddr,
 			       struct uprobe *uprobe)
 {
-	struct uprobe_bp_array *a;
-	struct uprobe_bp_slot *s;
-	bool found;
+	struct uprobe_bp_entry *e;
 
 	lockdep_assert_held(&t->lock);
-	a = bp_array(t);
-	if (!a)
+	e = bp_find(t, vaddr);
+	if (!e)
 		return true;
-	s = bp_array_find(a, vaddr, &found);
-	if (!found)
-		return true;
-	if (s->uprobe != uprobe && !test_bit(UPROBE_F_DEAD, &s->uprobe->flags))
+	if (e->uprobe != uprobe && !test_bit(UPROBE_F_DEAD, &e->uprobe->flags))
 		return false;
-	bp_slot_erase(t, s);
+	bp_erase(t, e);
 	return true;
 }
 
@@ -384,20 +328,17 @@ bool uprobe_bpt_release_locked(struct uprobe_bp_table *t, unsigned long vaddr,
  * uprobe_bpt_erase - remove the entry for @vaddr, if any
  * @t: the table
  * @vaddr: the address
+ *
+ * Context: takes t->lock; may be called under rcu_read_lock().
  */
 void uprobe_bpt_erase(struct uprobe_bp_table *t, unsigned long vaddr)
 {
-	struct uprobe_bp_array *a;
-	struct uprobe_bp_slot *s;
-	bool found;
+	struct uprobe_bp_entry *e;
 
 	spin_lock(&t->lock);
-	a = bp_array(t);
-	if (a) {
-		s = bp_array_find(a, vaddr, &found);
-		if (found)
-			bp_slot_erase(t, s);
-	}
+	e = bp_find(t, vaddr);
+	if (e)
+		bp_erase(t, e);
 	spin_unlock(&t->lock);
 }
 
@@ -406,22 +347,18 @@ void uprobe_bpt_erase(struct uprobe_bp_table *t, unsigned long vaddr)
  * @t: the table
  * @start: the first address
  * @end: the address past the range
+ *
+ * Context: takes t->lock; may be called under rcu_read_lock().
  */
 void uprobe_bpt_erase_range(struct uprobe_bp_table *t, unsigned long start,
 			    unsigned long end)
 {
-	struct uprobe_bp_array *a;
-	unsigned int i;
+	struct uprobe_bp_entry *e, *tmp;
 
 	spin_lock(&t->lock);
-	a = bp_array(t);
-	for (i = 0; a && t->live && i < bp_nr_slots(a); i++) {
-		struct uprobe_bp_slot *s = &a->slots[i];
-
-		/* BP_EMPTY and BP_DEAD are >= @end */
-		if (s->vaddr >= start && s->vaddr < end)
-			bp_slot_erase(t, s);
-	}
+	list_for_each_entry_safe(e, tmp, &t->entries, list)
+		if (e->vaddr >= start && e->vaddr < end)
+			bp_erase(t, e);
 	spin_unlock(&t->lock);
 }
 
@@ -432,63 +369,72 @@ void uprobe_bpt_erase_range(struct uprobe_bp_table *t, unsigned long start,
  * @keep: called for each entry, without the lock; false leaves it out
  * @arg: its argument
  *
- * Return: 0 or -ENOMEM (then @new has no entries).
+ * An entry that cannot be made, or that the rhashtable refuses, is
+ * left out: the hit path's slow lookup finds it again.
+ *
+ * Context: may sleep.
  */
-int uprobe_bpt_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
-		   bool (*keep)(unsigned long vaddr, void *arg), void *arg)
+void uprobe_bpt_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
+		    bool (*keep)(unsigned long vaddr, void *arg), void *arg)
 {
-	struct uprobe_bp_array *a, *copy = NULL;
-	unsigned int i, bits;
+	struct uprobe_bp_entry *e, *c, *tmp;
+	unsigned int n = 0, need, added;
+	LIST_HEAD(copies);
 
+	/* Entries for the copies, made with @old's lock dropped. */
 	for (;;) {
 		spin_lock(&old->lock);
-		a = bp_array(old);
-		if (!a || (copy && copy->bits == a->bits))
+		need = old->live;
+		if (n >= need)
 			break;
-		bits = a->bits;
 		spin_unlock(&old->lock);
-		kvfree(copy);
-		copy = bp_array_alloc(bits);
-		if (!copy)
-			return -ENOMEM;
-	}
-	if (!a) {
-		spin_unlock(&old->lock);
-		kvfree(copy);
-		return 0;
-	}
-	memcpy(copy, a, struct_size(a, slots, bp_nr_slots(a)));
-	for (i = 0; i < bp_nr_slots(copy); i++)
-		if (bp_slot_live(&copy->slots[i]))
-			uprobe_get(copy->slots[i].uprobe);
-	new->live = old->live;
-	spin_unlock(&old->lock);
-
-	for (i = 0; i < bp_nr_slots(copy); i++) {
-		struct uprobe_bp_slot *s = &copy->slots[i];
-
-		if (bp_slot_live(s) && !keep(s->vaddr, arg)) {
-			uprobe_put(s->uprobe);
-			s->vaddr = BP_DEAD;
-			new->live--;
+		added = bp_pool_fill(new, need - n);
+		n += added;
+		if (!added) {
+			spin_lock(&old->lock);
+			break;
 		}
 	}
-	rcu_assign_pointer(new->arr, copy);
-	return 0;
+	list_for_each_entry(e, &old->entries, list) {
+		c = list_first_entry_or_null(&new->pool, struct uprobe_bp_entry,
+					     list);
+		if (!c)
+			break;
+		c->vaddr = e->vaddr;
+		c->uprobe = uprobe_get(e->uprobe);
+		list_move_tail(&c->list, &copies);
+	}
+	spin_unlock(&old->lock);
+
+	list_for_each_entry_safe(c, tmp, &copies, list) {
+		if (!keep(c->vaddr, arg) ||
+		    rhashtable_insert_fast(&new->ht, &c->node, uprobe_bpt_params)) {
+			uprobe_put(c->uprobe);
+			list_move(&c->list, &new->pool);
+			continue;
+		}
+		list_move_tail(&c->list, &new->entries);
+		new->live++;
+	}
+	uprobe_bpt_trim_pool(new);
 }
 
 /**
  * uprobe_bpt_free - drop every entry and free the table
  * @t: a table nobody can reach any more
+ *
+ * Context: process context, may sleep.
  */
 void uprobe_bpt_free(struct uprobe_bp_table *t)
 {
-	struct uprobe_bp_array *a = rcu_dereference_protected(t->arr, true);
-	unsigned int i;
+	struct uprobe_bp_entry *e, *tmp;
 
-	for (i = 0; a && i < bp_nr_slots(a); i++)
-		if (bp_slot_live(&a->slots[i]))
-			uprobe_put(a->slots[i].uprobe);
-	kvfree(a);
+	rhashtable_destroy(&t->ht);
+	list_for_each_entry_safe(e, tmp, &t->entries, list) {
+		uprobe_put(e->uprobe);
+		kmem_cache_free(bp_entry_cache, e);
+	}
+	list_for_each_entry_safe(e, tmp, &t->pool, list)
+		kmem_cache_free(bp_entry_cache, e);
 	kfree(t);
 }

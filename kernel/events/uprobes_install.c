@@ -372,14 +372,14 @@ static int write_items(struct mm_struct *mm, struct uprobe_walk_item *items,
 
 /*
  * Add the table entries of the picked @items; those already there are
- * unpicked.  The first growth of the table makes room for @room entries,
- * then @room is zeroed.  Return: how many are still picked.
+ * unpicked.  The first fill of the table's pool makes room for @room
+ * entries, then @room is zeroed.  Return: how many are still picked.
  */
 static unsigned int claim_page_entries(struct uprobe_bp_table *t,
 				       struct uprobe_walk_item *items,
 				       unsigned int nr, unsigned int *room)
 {
-	unsigned int i, picked = 0;
+	unsigned int i, picked = 0, tries = 0, more;
 	int ret;
 
 	uprobe_bpt_lock(t);
@@ -388,15 +388,12 @@ static unsigned int claim_page_entries(struct uprobe_bp_table *t,
 
 		if (!it->pick)
 			continue;
-		while ((ret = uprobe_bpt_claim_locked(t, it->vaddr, it->uprobe)) ==
-		       -ENOSPC) {
-			uprobe_bpt_unlock(t);
-			ret = uprobe_bpt_prepare(t, *room ?: 1);
-			*room = 0;
-			uprobe_bpt_lock(t);
-			if (ret)
-				break;
-		}
+		do {
+			ret = uprobe_bpt_claim_locked(t, it->vaddr, it->uprobe);
+			more = *room ?: 1;
+			if (ret == -ENOSPC)
+				*room = 0;
+		} while (ret < 0 && uprobe_bpt_retry(t, &ret, more, &tries));
 		if (ret < 0 || ret == 1) {
 			it->pick = false;
 			if (ret < 0)
@@ -606,6 +603,7 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 			  bool install, unsigned int *to_analyze)
 {
 	VMA_ITERATOR(vmi, mm, 0);
+	struct uprobe_bp_table *t;
 	struct vm_area_struct *vma;
 	unsigned int i, j, room = 0;
 	loff_t end;
@@ -624,6 +622,10 @@ static void walk_batch_mm(struct mm_struct *mm, struct inode *inode,
 		}
 		walk_vma(vma, items, i, nr, end, install, &room);
 	}
+	/* What the walk's pool fills did not use. */
+	t = uprobe_mm_bpt(mm);
+	if (t)
+		uprobe_bpt_trim_pool(t);
 }
 
 /**
@@ -812,11 +814,15 @@ void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr)
 static void mmap_install(struct vm_area_struct *vma,
 			 struct uprobe_walk_item *items, unsigned int nr)
 {
+	struct uprobe_bp_table *t;
 	unsigned int i, room;
 
 	items_in_vma(vma->vm_mm, items, 0, nr, LLONG_MAX, &room);
 	if (room)
 		walk_vma(vma, items, 0, nr, LLONG_MAX, true, &room);
+	t = uprobe_mm_bpt(vma->vm_mm);
+	if (t)
+		uprobe_bpt_trim_pool(t);
 	for (i = 0; i < nr; i++) {
 		/* Most likely an instruction the arch refuses, seen only now. */
 		if (items[i].err)
@@ -982,9 +988,10 @@ void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm)
 	uprobe_refctr_on_dup(new, old, vma_copied, oldmm);
 }
 
-static void uprobe_bpt_free_rcu(struct rcu_head *rcu)
+static void uprobe_bpt_free_work(struct work_struct *work)
 {
-	struct uprobe_bp_table *t = container_of(rcu, struct uprobe_bp_table, rcu);
+	struct uprobe_bp_table *t = container_of(to_rcu_work(work),
+						 struct uprobe_bp_table, free_work);
 
 	uprobe_refctr_free_all(t);
 	uprobe_bpt_free(t);
@@ -1005,5 +1012,6 @@ void uprobe_clear_state(struct mm_struct *mm)
 	if (!t)
 		return;
 	WRITE_ONCE(mm->uprobes_state.bp_table, NULL);
-	call_rcu(&t->rcu, uprobe_bpt_free_rcu);
+	INIT_RCU_WORK(&t->free_work, uprobe_bpt_free_work);
+	queue_rcu_work(system_wq, &t->free_work);
 }

@@ -6,12 +6,12 @@
 #ifndef _KERNEL_EVENTS_UPROBES_INTERNAL_H
 #define _KERNEL_EVENTS_UPROBES_INTERNAL_H
 
-#include <linux/hash.h>
 #include <linux/mm.h>
 #include <linux/mm_types.h>
 #include <linux/mutex.h>
 #include <linux/rbtree.h>
 #include <linux/rcupdate.h>
+#include <linux/rhashtable.h>
 #include <linux/refcount.h>
 #include <linux/rwsem.h>
 #include <linux/sched.h>
@@ -47,21 +47,21 @@ struct uprobe {
 	struct arch_uprobe	arch;		/* the bytes, how to run them */
 };
 
-struct uprobe_bp_array;
-
-/* The breakpoints installed in one mm. */
+/* The breakpoints installed in one mm (uprobes_bptable.c). */
 struct uprobe_bp_table {
-	/* Address -> referenced probe, read locklessly (uprobes_bptable.c). */
-	struct uprobe_bp_array __rcu	*arr;
-	spinlock_t		lock;		/* writers of @arr, @live */
-	unsigned int		live;		/* entries in @arr */
+	/* Address -> entry, read under RCU. */
+	struct rhashtable	ht;
+	spinlock_t		lock;		/* writers of all below */
+	struct list_head	entries;	/* every entry in @ht */
+	struct list_head	pool;		/* entries for the next writes */
+	unsigned int		live;		/* entries in @ht */
 	/* Own lock: munmap paths may not hold mmap_lock for write. */
 	spinlock_t		pending_lock;
 	struct list_head	refctr_pending;	/* SDT counts not made yet */
 	/* In drop_identical_copy(): its uprobe_munmap() keeps the entries. */
 	struct task_struct	*dropping;
 	/* Freed after RCU: a truncation's uprobe_munmap() may read it. */
-	struct rcu_head		rcu;
+	struct rcu_work		free_work;
 };
 
 #define XOL_NR_PAGES		4
@@ -222,66 +222,75 @@ static inline bool uprobe_has_consumers(struct uprobe *uprobe)
 
 /* uprobes_bptable.c: the per-mm table of installed breakpoints */
 struct uprobe_bp_table *uprobe_bpt_create(struct mm_struct *mm);
-void uprobe_bpt_init(struct uprobe_bp_table *t);
+int uprobe_bpt_init(struct uprobe_bp_table *t);
 
-/* Slot addresses no breakpoint can have: above any user address. */
-#define BP_EMPTY	(~0UL)
-#define BP_DEAD		(~0UL - 1)
-
-struct uprobe_bp_slot {
-	unsigned long	vaddr;
-	struct uprobe	*uprobe;
+struct uprobe_bp_entry {
+	struct rhash_head	node;
+	unsigned long		vaddr;
+	struct uprobe		*uprobe;	/* referenced */
+	union {
+		struct list_head list;		/* on ->entries or ->pool */
+		struct rcu_head	rcu;		/* once off both */
+	};
 };
-
-struct uprobe_bp_array {
-	struct rcu_head	rcu;
-	unsigned int	bits;
-	unsigned int	mask;		/* (1 << bits) - 1 */
-	unsigned int	filled;		/* live and dead slots */
-	struct uprobe_bp_slot	slots[];
-};
-
-static __always_inline unsigned int bp_hash(const struct uprobe_bp_array *a,
-					    unsigned long vaddr)
-{
-	return hash_long(vaddr, a->bits);
-}
 
 /*
- * The probe at @vaddr in @t, or NULL; no reference taken.  The reader's
- * side of the slot protocol in uprobes_bptable.c.
+ * rhashtable takes a bucket from the hash's low bits.  hash_long()'s low
+ * bits depend on the address's low bits only: breakpoints in mappings a
+ * power of two apart would share one chain whatever the seed.  The
+ * finalizer of MurmurHash3 brings every bit of the address and of the
+ * seed down to them, in eight operations.
  */
+static __always_inline u32 uprobe_bpt_hash(const void *data, u32 len, u32 seed)
+{
+	unsigned long h = *(const unsigned long *)data ^ seed;
+
+#if BITS_PER_LONG == 64
+	h ^= h >> 33;
+	h *= 0xff51afd7ed558ccdUL;
+	h ^= h >> 33;
+	h *= 0xc4ceb9fe1a85ec53UL;
+	h ^= h >> 33;
+#else
+	h ^= h >> 16;
+	h *= 0x85ebca6bUL;
+	h ^= h >> 13;
+	h *= 0xc2b2ae35UL;
+	h ^= h >> 16;
+#endif
+	return h;
+}
+
+static inline int uprobe_bpt_cmp(struct rhashtable_compare_arg *arg,
+				 const void *obj)
+{
+	const struct uprobe_bp_entry *e = obj;
+
+	return e->vaddr != *(const unsigned long *)arg->key;
+}
+
+/* The key compared inline: memcmp() would cost a hit 17 instructions. */
+static const struct rhashtable_params uprobe_bpt_params = {
+	.key_len		= sizeof(unsigned long),
+	.key_offset		= offsetof(struct uprobe_bp_entry, vaddr),
+	.head_offset		= offsetof(struct uprobe_bp_entry, node),
+	.hashfn			= uprobe_bpt_hash,
+	.obj_cmpfn		= uprobe_bpt_cmp,
+	.nelem_hint		= 4,		/* most mms have a few */
+	.automatic_shrinking	= true,
+};
+
+/* The probe at @vaddr in @t, or NULL; no reference taken. */
 static __always_inline struct uprobe *
 uprobe_bpt_lookup(struct uprobe_bp_table *t, unsigned long vaddr)
 {
+	struct uprobe_bp_entry *e;
 	struct uprobe *uprobe = NULL;
-	struct uprobe_bp_array *a;
-	unsigned int mask, i, n;
-	unsigned long k;
 
 	rcu_read_lock();
-	a = rcu_dereference(t->arr);
-	if (!a)
-		goto out;
-	mask = a->mask;
-	i = bp_hash(a, vaddr);
-	/* Bounded: a writer may refill the slots we already passed. */
-	for (n = 0; n <= mask; n++, i = (i + 1) & mask) {
-		struct uprobe_bp_slot *s = &a->slots[i];
-
-		k = READ_ONCE(s->vaddr);		/* R1 */
-		if (k == BP_EMPTY)
-			break;
-		if (k != vaddr)
-			continue;
-		smp_rmb();				/* R2 */
-		uprobe = READ_ONCE(s->uprobe);		/* R3 */
-		smp_rmb();				/* R4 */
-		if (READ_ONCE(s->vaddr) != vaddr)	/* R5 */
-			uprobe = NULL;
-		break;
-	}
-out:
+	e = rhashtable_lookup(&t->ht, &vaddr, uprobe_bpt_params);
+	if (e)
+		uprobe = READ_ONCE(e->uprobe);
 	rcu_read_unlock();
 	return uprobe;
 }
@@ -322,14 +331,18 @@ static inline void uprobe_bpt_unlock(struct uprobe_bp_table *t)
 }
 
 int uprobe_bpt_claim_locked(struct uprobe_bp_table *t, unsigned long vaddr,
-			    struct uprobe *uprobe);
+			    struct uprobe *uprobe) __must_hold(&t->lock);
+bool uprobe_bpt_retry(struct uprobe_bp_table *t, int *err, unsigned int more,
+		      unsigned int *tries) __must_hold(&t->lock);
 bool uprobe_bpt_release_locked(struct uprobe_bp_table *t, unsigned long vaddr,
 			       struct uprobe *uprobe);
 void uprobe_bpt_erase(struct uprobe_bp_table *t, unsigned long vaddr);
 void uprobe_bpt_erase_range(struct uprobe_bp_table *t, unsigned long start,
 			    unsigned long end);
-int uprobe_bpt_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
-		   bool (*keep)(unsigned long vaddr, void *arg), void *arg);
+void uprobe_bpt_dup(struct uprobe_bp_table *new, struct uprobe_bp_table *old,
+		    bool (*keep)(unsigned long vaddr, void *arg), void *arg);
+void __init uprobe_bpt_cache_init(void);
+void uprobe_bpt_trim_pool(struct uprobe_bp_table *t);
 void uprobe_bpt_free(struct uprobe_bp_table *t);
 
 static inline unsigned long offset_to_vaddr(struct vm_area_struct *vma,

@@ -353,13 +353,13 @@ static struct uprobe_bp_table *new_table(struct kunit *test)
 	struct uprobe_bp_table *t = kmalloc(sizeof(*t), GFP_KERNEL);
 
 	KUNIT_ASSERT_NOT_NULL(test, t);
-	uprobe_bpt_init(t);
+	KUNIT_ASSERT_EQ(test, uprobe_bpt_init(t), 0);
 	return t;
 }
 
 /*
  * Addresses that collide in any hash: neighbouring bytes, one page apart,
- * far apart.  Growth from 16 slots to thousands keeps every entry.
+ * far apart.  The table's growth to thousands keeps every entry.
  */
 static void table_finds_every_entry_through_growth(struct kunit *test)
 {
@@ -406,7 +406,7 @@ static void table_add_set_erase(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 63);
 	KUNIT_EXPECT_EQ(test, refcount_read(&b->ref), 1 + 1);
 
-	/* Every other one out: the rest still found past the dead slots. */
+	/* Every other one out: the rest still found. */
 	for (va = 0x1000; va < 0x1000 + 64; va += 2)
 		uprobe_bpt_erase(t, va);
 	uprobe_bpt_erase(t, 0x9999);	/* absent: nothing happens */
@@ -415,7 +415,7 @@ static void table_add_set_erase(struct kunit *test)
 				    va & 1 ? a : NULL);
 	KUNIT_EXPECT_EQ(test, t->live, 32U);
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1 + 32);
-	/* Dead slots are reused without duplicates. */
+	/* Erased addresses are added again, without duplicates. */
 	for (va = 0x1000; va < 0x1000 + 64; va++)
 		uprobe_bpt_add(t, va, b);
 	KUNIT_EXPECT_EQ(test, t->live, 64U);
@@ -435,13 +435,13 @@ static void table_claim_and_release(struct kunit *test)
 	int ret;
 
 	uprobe_bpt_lock(t);
-	/* No array yet: the caller must make room outside the lock. */
+	/* No entry in the pool: the caller must make room outside the lock. */
 	KUNIT_EXPECT_EQ(test, uprobe_bpt_claim_locked(t, 0x1000, a), -ENOSPC);
 	uprobe_bpt_unlock(t);
 	KUNIT_ASSERT_EQ(test, uprobe_bpt_prepare(t, 40), 0);
 
 	uprobe_bpt_lock(t);
-	/* Room for the 40 asked at least, then a refusal, never a growth. */
+	/* Room for the 40 asked at least, then a refusal, never an allocation. */
 	for (va = 0x1000; (ret = uprobe_bpt_claim_locked(t, va, a)) == 0; va++)
 		;
 	n = va - 0x1000;
@@ -498,6 +498,37 @@ static void table_erase_range_is_half_open(struct kunit *test)
 	KUNIT_EXPECT_EQ(test, refcount_read(&a->ref), 1);
 }
 
+/*
+ * The bucket is the hash's low bits: addresses that differ only in high
+ * bits (mappings a page, 4 MiB, 2 TiB apart; 64 MiB on 32-bit) must
+ * spread, for each of three seeds, or a process could pile its
+ * breakpoints into one chain.
+ */
+static void table_hash_spreads_high_bits(struct kunit *test)
+{
+	static const unsigned int shifts[] = {
+		PAGE_SHIFT, 22, BITS_PER_LONG == 64 ? 41 : 26,
+	};
+	DECLARE_BITMAP(seen, 64);
+	unsigned int s, seed, i;
+
+	for (s = 0; s < ARRAY_SIZE(shifts); s++) {
+		for (seed = 0; seed < 3; seed++) {
+			bitmap_zero(seen, 64);
+			for (i = 0; i < 64; i++) {
+				unsigned long va = 0x1234UL +
+					((unsigned long)i << shifts[s]);
+
+				__set_bit(uprobe_bpt_hash(&va, sizeof(va),
+							  seed * 0x9e3779b9) & 63,
+					  seen);
+			}
+			KUNIT_EXPECT_GE_MSG(test, bitmap_weight(seen, 64), 32U,
+					    "shift %u seed %u", shifts[s], seed);
+		}
+	}
+}
+
 static bool keep_below_0x5000(unsigned long vaddr, void *arg)
 {
 	return vaddr < 0x5000;
@@ -513,7 +544,7 @@ static void table_dup_copies_what_is_kept(struct kunit *test)
 	for (va = 0x1000; va < 0x9000; va += 0x100)
 		KUNIT_ASSERT_EQ(test, uprobe_bpt_add(t, va, a), 0);
 	uprobe_bpt_erase(t, 0x1100);
-	KUNIT_ASSERT_EQ(test, uprobe_bpt_dup(c, t, keep_below_0x5000, NULL), 0);
+	uprobe_bpt_dup(c, t, keep_below_0x5000, NULL);
 	KUNIT_EXPECT_EQ(test, c->live, 0x40U - 1);
 	KUNIT_EXPECT_PTR_EQ(test, uprobe_bpt_lookup(c, 0x4f00), a);
 	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(c, 0x1100));
@@ -542,6 +573,7 @@ static struct kunit_case uprobes_core_cases[] = {
 	KUNIT_CASE(table_add_set_erase),
 	KUNIT_CASE(table_claim_and_release),
 	KUNIT_CASE(table_erase_range_is_half_open),
+	KUNIT_CASE(table_hash_spreads_high_bits),
 	KUNIT_CASE(table_dup_copies_what_is_kept),
 	{}
 };
