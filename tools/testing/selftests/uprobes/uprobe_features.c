@@ -1,15 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
  * Where uprobes meets other kernel features a distribution's kernel has:
- * PID namespaces, a real block filesystem (ext4 on a loop device).  Each
+ * PID namespaces, a real block filesystem (ext4 on a loop device), file
+ * THPs made by MADV_COLLAPSE.  Each
  * case skips, saying why, on a kernel without the feature.
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
+
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE 25
+#endif
 
 #define GRP "ust_feat"
 #define NOINLINE __attribute__((noinline, noclone, used))
@@ -220,6 +228,50 @@ static pid_t code_child(const char *path, int n, int up, int down)
 }
 
 /*
+ * An ext4 filesystem on a loop device, mounted at self->mnt: 0, -1 for a
+ * kernel or system without loop devices, -2 without ext4, else -errno.
+ */
+static int ext4_mount(FIXTURE_DATA(feat) *self)
+{
+	char cmd[256], out[64];
+
+	snprintf(self->img, sizeof(self->img), "/tmp/ust_feat_%d.img", getpid());
+	snprintf(cmd, sizeof(cmd),
+		 "truncate -s 16M %s && mkfs.ext4 -q -F %s && losetup -f --show %s",
+		 self->img, self->img, self->img);
+	/* The image stays named: the teardown unlinks it. */
+	if (run(cmd, out, sizeof(out)) || strncmp(out, "/dev/loop", 9))
+		return -1;
+	snprintf(self->loop, sizeof(self->loop), "%s", out);
+	snprintf(self->mnt, sizeof(self->mnt), "/tmp/ust_feat_mnt_%d", getpid());
+	if (mkdir(self->mnt, 0700)) {
+		self->mnt[0] = '\0';
+		return -errno;
+	}
+	if (mount(self->loop, self->mnt, "ext4", 0, NULL)) {
+		rmdir(self->mnt);
+		self->mnt[0] = '\0';
+		return -2;
+	}
+	return 0;
+}
+
+#define EXT4_MOUNT() do {							\
+	int __e = ext4_mount(self);						\
+	if (__e == -1)								\
+		SKIP(return, "no loop device or mkfs.ext4 (CONFIG_BLK_DEV_LOOP)"); \
+	if (__e == -2)								\
+		SKIP(return, "cannot mount ext4 (CONFIG_EXT4_FS)");		\
+	ASSERT_EQ(0, __e) TH_LOG("mkdir: %s", strerror(-__e));			\
+} while (0)
+
+/* Unmount and mount read-only: the device's bytes, not the page cache's. */
+#define EXT4_REMOUNT_RO() do {							\
+	ASSERT_EQ(0, umount2(self->mnt, 0)) TH_LOG("umount: %s", strerror(errno)); \
+	ASSERT_EQ(0, mount(self->loop, self->mnt, "ext4", MS_RDONLY, NULL));	\
+} while (0)
+
+/*
  * A probed program on ext4 on a loop device: hits counted; the file is
  * truncated under a process that maps it and written again; a process
  * that maps it then is probed, the first one runs its code again
@@ -228,30 +280,13 @@ static pid_t code_child(const char *path, int n, int up, int down)
  */
 TEST_F_TIMEOUT(feat, ext4_on_loop_file_probed_truncated_and_rewritten, 120)
 {
-	char cmd[256], out[64], path[96];
 	int up[2], down[2], fd;
+	char path[96];
 	uint64_t hash;
 	pid_t b;
 	long res;
 
-	snprintf(self->img, sizeof(self->img), "/tmp/ust_feat_%d.img", getpid());
-	snprintf(cmd, sizeof(cmd),
-		 "truncate -s 16M %s && mkfs.ext4 -q -F %s && losetup -f --show %s",
-		 self->img, self->img, self->img);
-	if (run(cmd, out, sizeof(out)) || strncmp(out, "/dev/loop", 9)) {
-		self->img[0] = '\0';
-		SKIP(return, "no loop device or mkfs.ext4 (CONFIG_BLK_DEV_LOOP)");
-	}
-	snprintf(self->loop, sizeof(self->loop), "%s", out);
-	snprintf(self->mnt, sizeof(self->mnt), "/tmp/ust_feat_mnt_%d", getpid());
-	ASSERT_EQ(0, mkdir(self->mnt, 0700));
-	if (mount(self->loop, self->mnt, "ext4", 0, NULL)) {
-		int e = errno;
-
-		rmdir(self->mnt);
-		self->mnt[0] = '\0';
-		SKIP(return, "mounting ext4: %s (CONFIG_EXT4_FS)", strerror(e));
-	}
+	EXT4_MOUNT();
 	snprintf(path, sizeof(path), "%s/code", self->mnt);
 	ASSERT_EQ(0, ut_code_file(path));
 	hash = ut_file_hash(path);
@@ -292,14 +327,114 @@ TEST_F_TIMEOUT(feat, ext4_on_loop_file_probed_truncated_and_rewritten, 120)
 	self->child = 0;
 	ut_ctx_cleanup(&self->c);
 
-	/* The device's bytes, not the page cache's. */
-	ASSERT_EQ(0, umount2(self->mnt, 0)) TH_LOG("umount: %s", strerror(errno));
-	ASSERT_EQ(0, mount(self->loop, self->mnt, "ext4", MS_RDONLY, NULL));
+	EXT4_REMOUNT_RO();
 	EXPECT_EQ(hash, ut_file_hash(path)) TH_LOG("the file on the device changed");
 	close(up[0]);
 	close(up[1]);
 	close(down[0]);
 	close(down[1]);
+}
+
+/* MADV_COLLAPSE of a program's huge page of text, from outside: 0 or -errno. */
+static int collapse(struct ut_prog *p)
+{
+	struct iovec iov = { (void *)p->ctl->base, UT_HUGE };
+	int pidfd = syscall(SYS_pidfd_open, p->pid, 0);
+	long ret;
+
+	if (pidfd < 0)
+		return -errno;
+	ret = syscall(SYS_process_madvise, pidfd, &iov, 1, MADV_COLLAPSE, 0);
+	ret = ret < 0 ? -errno : 0;
+	close(pidfd);
+	return ret;
+}
+
+/*
+ * Collapse after making a huge page free: 0, or -errno after 5 tries.
+ * 6.1 answers the first collapse of a file's range EINVAL even when it
+ * made the huge page, and maps it at the next: EINVAL is tried again too.
+ */
+static int collapse_retrying(struct ut_prog *p)
+{
+	int i, ret = -EAGAIN;
+
+	for (i = 0; i < 5 && (ret == -EAGAIN || ret == -ENOMEM || ret == -EINVAL);
+	     i++) {
+		ut_compact_memory();
+		ret = collapse(p);
+	}
+	return ret;
+}
+
+#define PROG_KB(p, field) ut_smaps_kb((p)->pid, (p)->ctl->base, (field))
+
+/*
+ * MADV_COLLAPSE (6.1) of a program's text on ext4 makes its page cache
+ * one huge page, mapped by one PMD.  A probe put in then splits that
+ * mapping for the breakpoint's private page and fires; a collapse asked
+ * for while the probe is in never maps the PMD over that page: the
+ * probe keeps firing.  Once the probe is out the text maps by one PMD
+ * again.  The program computes the same throughout and the file on the
+ * device never changes.
+ */
+TEST_F_TIMEOUT(feat, madvise_collapse_over_probed_ext4_text_keeps_the_probe, 120)
+{
+	struct ut_prog p = { 0 };
+	char path[96];
+	uint64_t hash;
+	int ret, fd;
+
+	EXT4_MOUNT();
+	snprintf(path, sizeof(path), "%s/code", self->mnt);
+	ASSERT_EQ(0, ut_huge_code_file(path));
+	/* Written back: collapse_file() refuses dirty page cache pages. */
+	fd = open(path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, fsync(fd));
+	close(fd);
+	hash = ut_file_hash(path);
+	ASSERT_EQ(0, ut_prog_start_len(&p, path, PROT_READ | PROT_EXEC, false,
+				       UT_HUGE));
+	self->child = p.pid;
+	ret = collapse_retrying(&p);
+	if (ret == -EAGAIN || ret == -ENOMEM)
+		SKIP(return, "no free huge page to collapse into: %s", strerror(-ret));
+	if (ret == -EINVAL)
+		SKIP(return, "no file THP (CONFIG_READ_ONLY_THP_FOR_FS)");
+	ASSERT_EQ(0, ret) TH_LOG("MADV_COLLAPSE: %s", strerror(-ret));
+	ASSERT_EQ(UT_HUGE / 1024, PROG_KB(&p, "FilePmdMapped"))
+		TH_LOG("the collapsed text is not mapped by one PMD");
+
+	UT_PROBE(0, 'p', path, UT_CODE_FN, NULL, NULL);
+	UT_ENABLE(0, true);
+	EXPECT_EQ(7, ut_prog_cmd(&p, UT_PROG_CALL, 3, 0));
+	EXPECT_EQ(3, UT_HITS(0)) TH_LOG("hits of a probe put into PMD-mapped text");
+	EXPECT_EQ(UT_PAGE / 1024, PROG_KB(&p, "Anonymous"));
+	EXPECT_EQ(0, PROG_KB(&p, "FilePmdMapped"));
+
+	/* The page cache is huge already: nothing to allocate. */
+	ret = collapse(&p);
+	EXPECT_TRUE(ret == 0 || ret == -EINVAL)
+		TH_LOG("MADV_COLLAPSE with the probe in: %s", strerror(-ret));
+	EXPECT_EQ(0, PROG_KB(&p, "FilePmdMapped"))
+		TH_LOG("a PMD mapped over the breakpoint's page");
+	EXPECT_EQ(7, ut_prog_cmd(&p, UT_PROG_CALL, 4, 0));
+	EXPECT_EQ(7, UT_HITS(0)) TH_LOG("hits after the collapse");
+
+	UT_ENABLE(0, false);
+	EXPECT_EQ(0, PROG_KB(&p, "Anonymous")) TH_LOG("a private copy left");
+	EXPECT_EQ(7, ut_prog_cmd(&p, UT_PROG_CALL, 2, 0));
+	EXPECT_EQ(7, UT_HITS(0));
+	EXPECT_EQ(0, collapse(&p));
+	EXPECT_EQ(UT_HUGE / 1024, PROG_KB(&p, "FilePmdMapped"))
+		TH_LOG("the text is not mapped by one PMD after the removal");
+
+	ut_prog_kill(&p);
+	self->child = 0;
+	ut_ctx_cleanup(&self->c);
+	EXT4_REMOUNT_RO();
+	EXPECT_EQ(hash, ut_file_hash(path)) TH_LOG("the file on the device changed");
 }
 
 UT_HARNESS_MAIN

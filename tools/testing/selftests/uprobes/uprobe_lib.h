@@ -1216,6 +1216,30 @@ static inline void *ut_prog_storer(void *arg)
 
 #define UT_HUGE		(2UL << 20)
 
+/* A file of one huge page: the code file, then 0s. */
+static inline int ut_huge_code_file(const char *path)
+{
+	static const unsigned char zero[UT_HUGE - UT_CODE_LEN];
+	int err = ut_code_file(path);
+
+	if (!err && ut_file_write_at(path, UT_CODE_LEN, zero, sizeof(zero)) !=
+		    sizeof(zero))
+		err = -EIO;
+	return err;
+}
+
+/* A free huge page's worth of memory, after the earlier programs. */
+static inline void ut_compact_memory(void)
+{
+	int fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
+
+	if (fd < 0)
+		return;
+	if (write(fd, "1", 1) != 1)
+		fprintf(stderr, "# compact_memory: %s\n", strerror(errno));
+	close(fd);
+}
+
 /*
  * Map @len bytes of @path privately; a mapping of a huge page's size or
  * more starts on a huge page boundary, so that a file THP can map whole.

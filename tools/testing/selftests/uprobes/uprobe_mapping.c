@@ -339,18 +339,6 @@ TEST_F(map, process_vm_writev_near_the_probe_is_kept)
 	EXPECT_WRITE_KEPT_THROUGH_REMOVAL(0x66, 2);
 }
 
-/* A file of one huge page on a tmpfs huge=always: the code file, then 0s. */
-static int thp_code_file(const char *path)
-{
-	static const unsigned char zero[UT_HUGE - UT_CODE_LEN];
-	int err = ut_code_file(path);
-
-	if (!err && ut_file_write_at(path, UT_CODE_LEN, zero, sizeof(zero)) !=
-		    sizeof(zero))
-		err = -EIO;
-	return err;
-}
-
 /*
  * A file THP (tmpfs huge=always) that two processes map whole, by PMD.
  * A per-task perf event probes one of them: it gets a private copy of
@@ -383,14 +371,8 @@ TEST_F_TIMEOUT(map, file_thp_probed_in_one_process_stays_huge_in_the_other,
 		     strerror(e));
 	}
 	snprintf(path, sizeof(path), "%s/code", self->thp_dir);
-	/* A free 2 MiB block for the file's page, after the earlier programs. */
-	fd = open("/proc/sys/vm/compact_memory", O_WRONLY);
-	if (fd >= 0) {
-		if (write(fd, "1", 1) != 1)
-			TH_LOG("compact_memory: %s", strerror(errno));
-		close(fd);
-	}
-	ASSERT_EQ(0, thp_code_file(path));
+	ut_compact_memory();
+	ASSERT_EQ(0, ut_huge_code_file(path));
 	hash = ut_file_hash(path);
 	ASSERT_EQ(0, ut_prog_start_len(&self->p[0], path, RX, false, UT_HUGE));
 	ASSERT_EQ(0, ut_prog_start_len(&self->p[1], path, RX, false, UT_HUGE));
