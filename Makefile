@@ -13,6 +13,7 @@
 #   make series-check          git am them on the tarball, build after each patch
 #   make lint                  checkpatch, kernel-doc, sparse, W=1 on our files and patches
 #   make check-arch            i386 and arm64 builds of the series (vmlinux)
+#   make check-i386            boot i386 guests (ours, stock 6.1): KUnit and a smoke test
 #   make fuzz                  differential instruction fuzzing, 25 min (FUZZ_ARGS='[--compat] --seed S --seconds T')
 #   make bench                 hit and attach cost, ours vs stock 6.1 and 6.12
 #   make readme                README.md's "Current results" from the last runs
@@ -95,9 +96,14 @@ series-check:
 # parts not yet in `series`.  make check-arch: i386 and arm64 (cross)
 # builds of the series, vmlinux linked (harness/check-arch; ARCH_ARGS=--objs:
 # only the objects that use uprobes, faster; --arch i386 or arm64: one).
-.PHONY: lint check-arch
+# make check-i386: ours and stock 6.1 built for i386 the same way, each
+# booted with a 32-bit static /init that probes itself (harness/check-i386).
+.PHONY: lint check-arch check-i386
 lint:
 	@harness/lint $(LINT_ARGS)
 
 check-arch:
 	@harness/check-arch $(ARCH_ARGS)
+
+check-i386:
+	@harness/check-i386
