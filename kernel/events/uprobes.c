@@ -614,7 +614,6 @@ int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr)
 		ret = regs[i].err;
 	return ret;
 }
-EXPORT_SYMBOL_GPL(uprobe_register_batch);
 
 /*
  * The grace period covering every uprobe_unregister_nosync() so far: the
@@ -678,7 +677,6 @@ void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 	uprobe_unlink_consumer(inode, offset, uc);
 	unreg_start_grace_period();
 }
-EXPORT_SYMBOL_GPL(uprobe_unregister_nosync);
 
 /**
  * uprobe_unregister_batch_nosync - remove many consumers without waiting
@@ -735,7 +733,6 @@ void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr)
 	kvfree(items);
 	unreg_start_grace_period();
 }
-EXPORT_SYMBOL_GPL(uprobe_unregister_batch_nosync);
 
 /**
  * uprobe_unregister_sync - wait for the handlers of every consumer removed
@@ -757,7 +754,6 @@ void uprobe_unregister_sync(void)
 	if (pending && !poll_state_synchronize_srcu(&uprobes_srcu, cookie))
 		uprobe_wait_handlers();
 }
-EXPORT_SYMBOL_GPL(uprobe_unregister_sync);
 
 /**
  * uprobe_call_after_unregister - run @func once the handlers of every
@@ -773,7 +769,6 @@ void uprobe_call_after_unregister(struct rcu_head *head, rcu_callback_t func)
 {
 	call_srcu(&uprobes_srcu, head, func);
 }
-EXPORT_SYMBOL_GPL(uprobe_call_after_unregister);
 
 /**
  * uprobe_unregister - remove a consumer from the probe at @inode:@offset

@@ -204,7 +204,6 @@ out:
 	uprobe_put(uprobe);
 	return err;
 }
-EXPORT_SYMBOL_GPL(uprobe_analyze_unmapped);
 
 #define ANALYZE_RA_GAP		16	/* pages between probes one read spans */
 #define ANALYZE_RA_MAX		256	/* pages per read, at most */
