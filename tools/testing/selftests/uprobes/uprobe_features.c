@@ -2,7 +2,7 @@
 /*
  * Where uprobes meets other kernel features a distribution's kernel has:
  * PID namespaces, a real block filesystem (ext4 on a loop device), file
- * THPs made by MADV_COLLAPSE.  Each
+ * THPs made by MADV_COLLAPSE, a memory cgroup at its limit.  Each
  * case skips, saying why, on a kernel without the feature.
  */
 #define _GNU_SOURCE
@@ -34,6 +34,7 @@ FIXTURE(feat) {
 	struct ut_ctx c;
 	char exe[PATH_MAX];
 	char mnt[64], img[64], loop[64];
+	char cg[64];		/* a memory cgroup of the case, or "" */
 	pid_t child;
 };
 
@@ -67,6 +68,8 @@ FIXTURE_TEARDOWN(feat)
 	}
 	if (self->img[0])
 		unlink(self->img);
+	if (self->cg[0])
+		rmdir(self->cg);
 }
 
 /*
@@ -435,6 +438,153 @@ TEST_F_TIMEOUT(feat, madvise_collapse_over_probed_ext4_text_keeps_the_probe, 120
 	ut_ctx_cleanup(&self->c);
 	EXT4_REMOUNT_RO();
 	EXPECT_EQ(hash, ut_file_hash(path)) TH_LOG("the file on the device changed");
+}
+
+#define CGROOT "/sys/fs/cgroup"
+
+/* A number from a cgroup file, or -1. */
+static long cg_read(FIXTURE_DATA(feat) *self, const char *file, const char *key)
+{
+	char path[128], line[128];
+	long v = -1;
+	size_t n = key ? strlen(key) : 0;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "%s/%s", self->cg, file);
+	f = fopen(path, "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!key || (!strncmp(line, key, n) && line[n] == ' ')) {
+			v = strtol(line + (key ? n + 1 : 0), NULL, 10);
+			break;
+		}
+	if (f)
+		fclose(f);
+	return v;
+}
+
+static int cg_write(FIXTURE_DATA(feat) *self, const char *file, const char *val)
+{
+	char path[128];
+
+	snprintf(path, sizeof(path), "%s/%s", self->cg, file);
+	return ut_file_write_at(path, 0, val, strlen(val)) == (ssize_t)strlen(val) ?
+		0 : -1;
+}
+
+/*
+ * Fork a child that joins the case's cgroup, maps @path, locks all its
+ * memory and fills 8 MiB more, reports, then calls the function once
+ * per byte it is sent and reports the result.
+ */
+static pid_t memcg_child(FIXTURE_DATA(feat) *self, const char *path, int up,
+			 int down)
+{
+	char procs[128], *fill;
+	pid_t pid;
+
+	snprintf(procs, sizeof(procs), "%s/cgroup.procs", self->cg);
+	fflush(stdout);
+	fflush(stderr);
+	pid = fork();
+	if (pid)
+		return pid;
+	{
+		unsigned char *m;
+		long res = -1;
+		char go;
+
+		if (ut_file_write_at(procs, 0, "0", 1) != 1)
+			_exit(2);
+		m = ut_map_file(path, UT_CODE_LEN, PROT_READ | PROT_EXEC);
+		if (m == MAP_FAILED)
+			_exit(3);
+		res = ((long (*)(void))(m + UT_CODE_FN))();
+		fill = malloc(8 << 20);
+		if (!fill || mlockall(MCL_CURRENT | MCL_FUTURE))
+			_exit(4);
+		memset(fill, 1, 8 << 20);
+		for (;;) {
+			if (write(up, &res, sizeof(res)) != sizeof(res) ||
+			    read(down, &go, 1) != 1)
+				_exit(0);
+			res = ((long (*)(void))(m + UT_CODE_FN))();
+		}
+	}
+}
+
+/*
+ * A process whose memory cgroup is at its limit, all its memory locked:
+ * the breakpoint's private copy is charged to that cgroup.  The enable
+ * either installs it or fails cleanly; the process is never killed for
+ * it, runs on, and gets the probe's hits if it was installed; when the
+ * probe goes, its copy's charge goes too.
+ */
+TEST_F_TIMEOUT(feat, memcg_at_its_limit_gets_the_breakpoint_or_runs_on, 60)
+{
+	long limit, with, without, res;
+	int up[2], down[2], err, i;
+	char path[64], val[32];
+
+	if (access(CGROOT "/cgroup.controllers", F_OK) &&
+	    mount("none", CGROOT, "cgroup2", 0, NULL))
+		SKIP(return, "no cgroup2: %s", strerror(errno));
+	if (ut_file_write_at(CGROOT "/cgroup.subtree_control", 0, "+memory", 7) != 7)
+		SKIP(return, "no memory controller (CONFIG_MEMCG)");
+	snprintf(self->cg, sizeof(self->cg), CGROOT "/ust_feat_%d", getpid());
+	ASSERT_EQ(0, mkdir(self->cg, 0755)) TH_LOG("%s: %s", self->cg, strerror(errno));
+	snprintf(path, sizeof(path), "/tmp/ust_feat_code_%d", getpid());
+	ASSERT_EQ(0, ut_code_file(path));
+	ASSERT_EQ(0, pipe(up));
+	ASSERT_EQ(0, pipe(down));
+	self->child = memcg_child(self, path, up[1], down[0]);
+	ASSERT_LT(0, self->child);
+	ASSERT_EQ(sizeof(res), read(up[0], &res, sizeof(res)))
+		TH_LOG("the child did not start");
+	ASSERT_EQ(7, res);
+
+	/* At the limit: nothing it has can be reclaimed. */
+	limit = cg_read(self, "memory.current", NULL);
+	ASSERT_LT(0, limit);
+	snprintf(val, sizeof(val), "%ld", limit);
+	ASSERT_EQ(0, cg_write(self, "memory.max", val));
+	UT_PROBE(0, 'p', path, UT_CODE_FN, NULL, NULL);
+	err = ut_event_enable(GRP, ut_ev(&self->c, 0), true);
+	TH_LOG("enable at the limit: %s", err ? strerror(-err) : "done");
+	ASSERT_EQ(1, write(down[1], "g", 1));
+	ASSERT_EQ(sizeof(res), read(up[0], &res, sizeof(res)))
+		TH_LOG("the process died");
+	EXPECT_EQ(7, res);
+	EXPECT_EQ(0, cg_read(self, "memory.events", "oom_kill"));
+	EXPECT_EQ(err ? 0 : 1, UT_HITS(0)) TH_LOG("hits of the call");
+
+	/* The copy's charge goes with the probe. */
+	ASSERT_EQ(0, cg_write(self, "memory.max", "max"));
+	with = cg_read(self, "memory.current", NULL);
+	if (!err)
+		ASSERT_EQ(0, ut_event_enable(GRP, ut_ev(&self->c, 0), false));
+	/* A freed page may wait in a per-CPU LRU cache: compaction drains them. */
+	for (i = 0; i < 20; i++) {
+		ut_compact_memory();
+		without = cg_read(self, "memory.current", NULL);
+		if (err || without + UT_PAGE <= with)
+			break;
+		usleep(100000);
+	}
+	if (!err)
+		EXPECT_LE(without + UT_PAGE, with)
+			TH_LOG("charged %ld with the probe, %ld without", with, without);
+	ASSERT_EQ(1, write(down[1], "g", 1));
+	ASSERT_EQ(sizeof(res), read(up[0], &res, sizeof(res)));
+	EXPECT_EQ(7, res);
+	EXPECT_EQ(err ? 0 : 1, UT_HITS(0));
+	kill(self->child, SIGKILL);
+	waitpid(self->child, NULL, 0);
+	self->child = 0;
+	unlink(path);
+	close(up[0]);
+	close(up[1]);
+	close(down[0]);
+	close(down[1]);
 }
 
 UT_HARNESS_MAIN
