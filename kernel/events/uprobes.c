@@ -22,7 +22,7 @@
  *  mm->mmap_lock
  *	Write: writing or restoring a breakpoint, adding table entries.
  *	Read: munmap erasing its own range, the hit path's slow lookup
- *	adding a missing entry.
+ *	adding a missing entry or reading the byte that trapped.
  *  uprobes_analyze_mutex (mutex)
  *	The one-time analysis of a probe; never held over I/O.
  *  uprobes_treelock (rwlock), bp_table->lock, bp_table->pending_lock,

@@ -245,16 +245,15 @@ void __init uprobes_hit_init(void)
 }
 
 /*
- * No probe at @bp_vaddr: a trap instruction of the program's gets SIGTRAP;
- * a breakpoint removed since it trapped runs the restored instruction
- * (unless its bytes, with the one before, read as "int $3").
+ * No probe at @bp_vaddr: a trap instruction of the program's (@trap, read
+ * with the table) gets SIGTRAP; a breakpoint removed since it trapped runs
+ * the restored instruction (unless its bytes, with the one before, read
+ * as "int $3").
  */
-static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr)
+static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr,
+			    bool trap)
 {
-	uprobe_opcode_t op;
-
-	if ((!copy_from_user(&op, (void __user *)bp_vaddr, UPROBE_SWBP_INSN_SIZE) &&
-	     is_trap_insn(&op)) || arch_uprobe_other_trap_insn(regs)) {
+	if (trap || arch_uprobe_other_trap_insn(regs)) {
 		arch_uprobe_trap_not_ours(regs);
 		force_sig(SIGTRAP);
 		return;
@@ -408,6 +407,7 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	struct uprobe *uprobe, *held = NULL;
 	struct uprobe_task *utask;
 	enum hit_todo todo = HIT_DONE;
+	bool trap;
 	int idx;
 
 	idx = srcu_read_lock(&uprobes_srcu);
@@ -417,13 +417,13 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 		if (uprobe_trampoline_trap(regs, bp_vaddr))
 			goto out;
 		srcu_read_unlock(&uprobes_srcu, idx);
-		held = uprobe_bp_lookup_slow(mm, bp_vaddr);
+		held = uprobe_bp_lookup_slow(mm, bp_vaddr, &trap);
 		if (!held) {
 			/* Also on a fatal signal: a core dump shows the site. */
 			if (fatal_signal_pending(current))
 				instruction_pointer_set(regs, bp_vaddr);
 			else
-				handle_not_ours(regs, bp_vaddr);
+				handle_not_ours(regs, bp_vaddr, trap);
 			return;
 		}
 		uprobe = held;

@@ -24,6 +24,7 @@
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/uaccess.h>
 #include <linux/uprobes.h>
 
 #include "uprobes_internal.h"
@@ -715,21 +716,28 @@ void uprobe_remove_all(struct uprobe *uprobe)
  * uprobe_bp_lookup_slow - find the probe at @vaddr through the VMA
  * @mm: current->mm
  * @vaddr: the breakpoint address
+ * @trap: set to whether @vaddr holds a trap instruction of the program's;
+ *	false when a probe is returned, and on a fatal signal
  *
- * Re-adds the lost table entry if the breakpoint is there.
+ * Re-adds the lost table entry if the breakpoint is there.  @trap is read
+ * under the same lock as the table: read after it, the byte could be a
+ * breakpoint put back since, taken for the program's own.
  *
  * Context: not under uprobes_srcu (the program may hold its mmap_lock);
- * takes mmap_lock for read, killable.
+ * takes mmap_lock for read, killable, and may fault the page in under it.
  * Return: the probe, referenced; NULL if none, or on a fatal signal.
  */
-struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
+struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr,
+				     bool *trap)
 {
+	uprobe_opcode_t op = 0;
 	struct uprobe_bp_table *t;
 	struct vm_area_struct *vma;
 	struct uprobe *uprobe;
-	uprobe_opcode_t op;
+	bool have_op;
 	int idx;
 
+	*trap = false;
 	if (mmap_read_lock_killable(mm))
 		return NULL;
 	idx = srcu_read_lock(&uprobes_srcu);
@@ -737,20 +745,28 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr)
 	if (uprobe && !uprobe_tryget(uprobe))
 		uprobe = NULL;
 	srcu_read_unlock(&uprobes_srcu, idx);
-	if (uprobe)
-		goto out;
 	vma = vma_lookup(mm, vaddr);
-	if (!vma || !vma_probeable(vma))
+	/* Unmapped since: the restart faults as the instruction would. */
+	if (uprobe || !vma)
 		goto out;
-	uprobe = uprobe_find(file_inode(vma->vm_file),
-			     vaddr_to_offset(vma, vaddr));
-	if (!uprobe)
-		goto out;
-	/* A refused probe's 0xcc is the program's own: it gets SIGTRAP. */
-	if (read_opcode(mm, vaddr, &op) || !is_swbp_insn(&op) ||
-	    !uprobe_may_have_bps(uprobe)) {
+	/*
+	 * Without faulting first (mm is current's): that also reads a
+	 * VM_PFNMAP page; the page is looked up if the restore zapped it.
+	 */
+	have_op = !copy_from_user_nofault(&op, (void __user *)vaddr,
+					  UPROBE_SWBP_INSN_SIZE) ||
+		  !read_opcode(mm, vaddr, &op);
+	if (vma_probeable(vma))
+		uprobe = uprobe_find(file_inode(vma->vm_file),
+				     vaddr_to_offset(vma, vaddr));
+	/* Ours only with our breakpoint there: a refused probe's is not. */
+	if (uprobe && (!have_op || !is_swbp_insn(&op) ||
+		       !uprobe_may_have_bps(uprobe))) {
 		uprobe_put(uprobe);
 		uprobe = NULL;
+	}
+	if (!uprobe) {
+		*trap = have_op && is_trap_insn(&op);
 		goto out;
 	}
 	/* The table takes its own reference; ours goes to the caller. */

@@ -453,7 +453,8 @@ static inline bool uprobe_may_have_bps(struct uprobe *uprobe)
 	return !uprobe->analyze_err;
 }
 
-struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr);
+struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr,
+				     bool *trap);
 bool uprobe_unapply_current(struct uprobe *uprobe, unsigned long vaddr);
 void uprobe_remove_current(struct uprobe *uprobe, unsigned long vaddr);
 

@@ -3,12 +3,16 @@
  * The traced program sees no difference where signals and traps are
  * concerned: signals arriving around probe hits are all delivered, a
  * fault in a probed instruction is reported where the instruction is, an
- * int3 of the program's own still raises SIGTRAP, a debugger stepping
- * over a probed instruction still stops after it, and a process killed
- * in the middle of probed code leaves nothing behind.
+ * int3 of the program's own still raises SIGTRAP (and a breakpoint of
+ * ours, even one taken out and put back under running threads, never
+ * does), a debugger stepping over a probed instruction still stops after
+ * it, and a process killed in the middle of probed code leaves nothing
+ * behind.
  */
+#include <pthread.h>
 #include <sys/ptrace.h>
 #include <sys/user.h>
+#include <time.h>
 
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
@@ -475,6 +479,66 @@ TEST_F(sig, debugger_single_step_over_probed_nop)
 TEST_F(sig, debugger_single_step_over_probed_push)
 {
 	step_over(_metadata, self, "ut_push", 1, 20, -8, 21);
+}
+
+/* Probed in this very program by the threads of the case below. */
+__attribute__((noinline, used)) long sig_toggled_fn(long x)
+{
+	asm volatile("" : "+r"(x));
+	return x + 1;
+}
+
+static int sig_toggle_stop;
+static long sig_toggle_calls, sig_toggle_bad;
+
+static void *sig_toggle_caller(void *arg)
+{
+	long i;
+
+	for (i = 0; !__atomic_load_n(&sig_toggle_stop, __ATOMIC_RELAXED); i++)
+		if (sig_toggled_fn(i) != i + 1)
+			__atomic_add_fetch(&sig_toggle_bad, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&sig_toggle_calls, i, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+/*
+ * A breakpoint taken out and put back, over and over, while threads run
+ * into it: a thread that trapped on it before it went and looks for it
+ * after must run the instruction again, whatever it reads there by then,
+ * never take a breakpoint put back meanwhile for the program's own int3
+ * (SIGTRAP, which ends this program).
+ */
+TEST_F_TIMEOUT(sig, breakpoint_toggled_under_running_threads_raises_no_sigtrap, 120)
+{
+	struct timespec t0, t;
+	char self_path[PATH_MAX];
+	pthread_t th[4];
+	long off, rounds = 0;
+	ssize_t n;
+	int i;
+
+	n = readlink("/proc/self/exe", self_path, sizeof(self_path) - 1);
+	ASSERT_LT(0, n);
+	self_path[n] = '\0';
+	UT_SYM(off, self_path, "sig_toggled_fn");
+	UT_PROBE(0, 'p', self_path, off, NULL, NULL);
+	for (i = 0; i < 4; i++)
+		ASSERT_EQ(0, pthread_create(&th[i], NULL, sig_toggle_caller, NULL));
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		UT_ENABLE(0, true);
+		UT_ENABLE(0, false);
+		rounds++;
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
+	__atomic_store_n(&sig_toggle_stop, 1, __ATOMIC_RELAXED);
+	for (i = 0; i < 4; i++)
+		pthread_join(th[i], NULL);
+	TH_LOG("%ld rounds, %ld calls, %ld hits", rounds, sig_toggle_calls, UT_HITS(0));
+	EXPECT_EQ(0, sig_toggle_bad);
+	EXPECT_LE(20, rounds);
+	EXPECT_LT(0, UT_HITS(0));
 }
 
 UT_HARNESS_MAIN
