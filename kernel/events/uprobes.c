@@ -20,7 +20,9 @@
  *  mapping->i_mmap_rwsem (read)
  *	Only to collect the mms to walk; dropped before any mmap_lock.
  *  mm->mmap_lock
- *	Write: writing or restoring a breakpoint, adding table entries.
+ *	Write: writing or restoring a breakpoint, adding table entries
+ *	(an entry is added before its breakpoint is written, and erased
+ *	before it is restored).
  *	Read: munmap erasing its own range, the hit path's slow lookup
  *	adding a missing entry or reading the byte that trapped.
  *  uprobes_analyze_mutex (mutex)

@@ -717,11 +717,12 @@ void uprobe_remove_all(struct uprobe *uprobe)
  * @mm: current->mm
  * @vaddr: the breakpoint address
  * @trap: set to whether @vaddr holds a trap instruction of the program's;
- *	false when a probe is returned, and on a fatal signal
+ *	false when a probe is returned, the VMA is gone, the byte cannot be
+ *	read, and on a fatal signal
  *
  * Re-adds the lost table entry if the breakpoint is there.  @trap is read
- * under the same lock as the table: read after it, the byte could be a
- * breakpoint put back since, taken for the program's own.
+ * under mmap_lock like the table: read after dropping it, a breakpoint
+ * put back meanwhile would look like the program's int3.
  *
  * Context: not under uprobes_srcu (the program may hold its mmap_lock);
  * takes mmap_lock for read, killable, and may fault the page in under it.
@@ -730,7 +731,7 @@ void uprobe_remove_all(struct uprobe *uprobe)
 struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr,
 				     bool *trap)
 {
-	uprobe_opcode_t op = 0;
+	uprobe_opcode_t op = 0;	/* wider than the breakpoint on some archs */
 	struct uprobe_bp_table *t;
 	struct vm_area_struct *vma;
 	struct uprobe *uprobe;
@@ -746,7 +747,7 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr,
 		uprobe = NULL;
 	srcu_read_unlock(&uprobes_srcu, idx);
 	vma = vma_lookup(mm, vaddr);
-	/* Unmapped since: the restart faults as the instruction would. */
+	/* Found; or unmapped since: the restart faults as the fetch would. */
 	if (uprobe || !vma)
 		goto out;
 	/*

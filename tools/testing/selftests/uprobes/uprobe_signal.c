@@ -507,7 +507,8 @@ static void *sig_toggle_caller(void *arg)
  * into it: a thread that trapped on it before it went and looks for it
  * after must run the instruction again, whatever it reads there by then,
  * never take a breakpoint put back meanwhile for the program's own int3
- * (SIGTRAP, which ends this program).
+ * (SIGTRAP, which ends this program: the harness reports the signal).
+ * The sum check only catches a wrong emulation of the instruction.
  */
 TEST_F_TIMEOUT(sig, breakpoint_toggled_under_running_threads_raises_no_sigtrap, 120)
 {
