@@ -538,6 +538,9 @@ TEST_F_TIMEOUT(feat, memcg_at_its_limit_gets_the_breakpoint_or_runs_on, 60)
 	ASSERT_EQ(0, pipe(down));
 	self->child = memcg_child(self, path, up[1], down[0]);
 	ASSERT_LT(0, self->child);
+	/* The child's ends: its death then ends a read() here. */
+	close(up[1]);
+	close(down[0]);
 	ASSERT_EQ(sizeof(res), read(up[0], &res, sizeof(res)))
 		TH_LOG("the child did not start");
 	ASSERT_EQ(7, res);
@@ -582,8 +585,6 @@ TEST_F_TIMEOUT(feat, memcg_at_its_limit_gets_the_breakpoint_or_runs_on, 60)
 	self->child = 0;
 	unlink(path);
 	close(up[0]);
-	close(up[1]);
-	close(down[0]);
 	close(down[1]);
 }
 
