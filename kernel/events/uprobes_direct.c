@@ -99,6 +99,20 @@ static __always_inline bool same_bytes(const void *a, const void *b, size_t n)
 	return true;
 }
 
+#ifdef CONFIG_X86	/* the only direct runs; ->op is x86's emulation */
+static __always_inline bool same_op(const struct arch_uprobe *a,
+				    const struct arch_uprobe *b)
+{
+	return same_bytes(&a->op, &b->op, sizeof(a->op));
+}
+#else
+static __always_inline bool same_op(const struct arch_uprobe *a,
+				    const struct arch_uprobe *b)
+{
+	return true;
+}
+#endif
+
 /* Does the owned slot hold the copy of @aup probed at @vaddr? */
 static __always_inline bool slot_holds(struct uprobe_task *utask,
 				       struct arch_uprobe *aup,
@@ -107,10 +121,7 @@ static __always_inline bool slot_holds(struct uprobe_task *utask,
 	return utask->own_vaddr == vaddr &&
 	       xol_area_mapped(mm_xol_area(current->mm)) &&
 	       same_bytes(&utask->own_copy.ixol, &aup->ixol, sizeof(aup->ixol)) &&
-#ifdef CONFIG_X86	/* the only direct runs; ->op is x86's emulation */
-	       same_bytes(&utask->own_copy.op, &aup->op, sizeof(aup->op)) &&
-#endif
-	       true;
+	       same_op(&utask->own_copy, aup);
 }
 
 /* Own a slot and write the copy of @aup for @vaddr into it. */

@@ -746,9 +746,11 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr,
 	if (uprobe && !uprobe_tryget(uprobe))
 		uprobe = NULL;
 	srcu_read_unlock(&uprobes_srcu, idx);
+	if (uprobe)
+		goto out;
 	vma = vma_lookup(mm, vaddr);
-	/* Found; or unmapped since: the restart faults as the fetch would. */
-	if (uprobe || !vma)
+	/* Unmapped since: the restart faults as the fetch would. */
+	if (!vma)
 		goto out;
 	/*
 	 * Without faulting first (mm is current's): that also reads a

@@ -434,7 +434,7 @@ void xol_fill_slot(struct xol_area *area, unsigned int slot,
 		   struct arch_uprobe *aup)
 {
 	BUILD_BUG_ON(sizeof(aup->ixol) > UPROBE_XOL_SLOT_BYTES);
-	xol_write_slot(area, slot, aup->ixol, sizeof(aup->ixol));
+	xol_write_slot(area, slot, &aup->ixol, sizeof(aup->ixol));
 }
 
 /**
