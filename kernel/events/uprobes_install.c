@@ -741,8 +741,9 @@ struct uprobe *uprobe_bp_lookup_slow(struct mm_struct *mm, unsigned long vaddr,
 	*trap = false;
 	if (mmap_read_lock_killable(mm))
 		return NULL;
+	t = uprobe_mm_bpt(mm);
 	idx = srcu_read_lock(&uprobes_srcu);
-	uprobe = uprobe_bp_lookup(mm, vaddr);
+	uprobe = t ? uprobe_bpt_lookup(t, vaddr) : NULL;
 	if (uprobe && !uprobe_tryget(uprobe))
 		uprobe = NULL;
 	srcu_read_unlock(&uprobes_srcu, idx);

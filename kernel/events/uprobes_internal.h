@@ -301,14 +301,49 @@ static __always_inline struct uprobe_bp_table *uprobe_mm_bpt(struct mm_struct *m
 	return smp_load_acquire(&mm->uprobes_state.bp_table);
 }
 
-/* The probe at @vaddr in @mm, or NULL; valid until uprobes_srcu is left. */
+/*
+ * The hit's lookup: the probe at @vaddr in @mm, or NULL; valid until
+ * uprobes_srcu is left.  GCC keeps rhashtable_lookup() out of line, so
+ * the current bucket table's chain is walked here, inline in the trap;
+ * only while a resize is under way does a miss ask rhashtable_lookup(),
+ * which also looks in the table being filled.  rcu_read_lock() covers the
+ * entries and bucket tables, which are freed after an RCU grace period.
+ */
 static __always_inline struct uprobe *uprobe_bp_lookup(struct mm_struct *mm,
 						       unsigned long vaddr)
 {
 	struct uprobe_bp_table *t = uprobe_mm_bpt(mm);
+	struct uprobe *uprobe = NULL;
+	struct uprobe_bp_entry *e;
+	struct bucket_table *tbl;
+	struct rhash_head *pos;
+	unsigned int idx;
 
 	lockdep_assert(srcu_read_lock_held(&uprobes_srcu));
-	return t ? uprobe_bpt_lookup(t, vaddr) : NULL;
+	if (!t)
+		return NULL;
+	rcu_read_lock();
+	tbl = rht_dereference_rcu(t->ht.tbl, &t->ht);
+	idx = uprobe_bpt_params.hashfn(&vaddr, uprobe_bpt_params.key_len,
+				       tbl->hash_rnd);
+	idx = rht_bucket_index(tbl, idx);
+	rht_for_each_entry_rcu(e, pos, tbl, idx, node) {
+		if (e->vaddr == vaddr) {
+			uprobe = READ_ONCE(e->uprobe);
+			goto out;
+		}
+	}
+	/*
+	 * Only a resize moves an entry to another chain, and it sets
+	 * future_tbl first: no need for rhashtable_lookup()'s check of the
+	 * chain's end marker.  Its barrier before future_tbl, though.
+	 */
+	smp_rmb();
+	if (unlikely(rcu_access_pointer(tbl->future_tbl)))
+		uprobe = uprobe_bpt_lookup(t, vaddr);
+out:
+	rcu_read_unlock();
+	return uprobe;
 }
 
 int uprobe_bpt_prepare(struct uprobe_bp_table *t, unsigned int more);

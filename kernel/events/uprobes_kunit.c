@@ -358,6 +358,44 @@ static struct uprobe_bp_table *new_table(struct kunit *test)
 }
 
 /*
+ * The hit's inline walk of the current bucket table, once the table
+ * stops growing: every entry's probe, nothing for an address not in it.
+ */
+static void table_hit_lookup_agrees(struct kunit *test,
+				    struct uprobe_bp_table *t,
+				    unsigned long base, unsigned long n,
+				    struct uprobe **u)
+{
+	struct mm_struct *mm = kunit_kzalloc(test, sizeof(*mm), GFP_KERNEL);
+	struct bucket_table *tbl;
+	unsigned long i;
+	int idx;
+
+	KUNIT_ASSERT_NOT_NULL(test, mm);
+	mm->uprobes_state.bp_table = t;
+	/* Flush the resize worker until no table is being filled. */
+	for (i = 0; i < 100; i++) {
+		flush_work(&t->ht.run_work);
+		mutex_lock(&t->ht.mutex);
+		tbl = rht_dereference(t->ht.tbl, &t->ht);
+		if (!rht_dereference(tbl->future_tbl, &t->ht))
+			break;	/* and ht.mutex keeps a resize from starting */
+		mutex_unlock(&t->ht.mutex);
+	}
+	KUNIT_ASSERT_LT(test, i, 100UL);
+	idx = srcu_read_lock(&uprobes_srcu);
+	for (i = 0; i < n; i++) {
+		unsigned long va = base + (i % 3 == 0 ? i : i % 3 == 1 ?
+					   i * PAGE_SIZE : i << 20);
+
+		KUNIT_EXPECT_PTR_EQ(test, uprobe_bp_lookup(mm, va), u[i % 3]);
+	}
+	KUNIT_EXPECT_NULL(test, uprobe_bp_lookup(mm, base + 1));
+	srcu_read_unlock(&uprobes_srcu, idx);
+	mutex_unlock(&t->ht.mutex);
+}
+
+/*
  * Addresses that collide in any hash: neighbouring bytes, one page apart,
  * far apart.  The table's growth to thousands keeps every entry.
  */
@@ -385,6 +423,7 @@ static void table_finds_every_entry_through_growth(struct kunit *test)
 	}
 	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, base + 1));
 	KUNIT_EXPECT_NULL(test, uprobe_bpt_lookup(t, base - 1));
+	table_hit_lookup_agrees(test, t, base, 3000, u);
 	uprobe_bpt_free(t);
 	for (i = 0; i < 3; i++)
 		KUNIT_EXPECT_EQ(test, refcount_read(&u[i]->ref), 1);
