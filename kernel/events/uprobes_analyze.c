@@ -11,9 +11,7 @@
 #define pr_fmt(fmt) "uprobes: " fmt
 
 #include <linux/compat.h>
-#include <linux/cred.h>
 #include <linux/elf.h>
-#include <linux/file.h>
 #include <linux/highmem.h>
 #include <linux/mm.h>
 #include <linux/pagemap.h>
@@ -121,9 +119,10 @@ unlock:
 
 /*
  * Is the probed file code of current's mode?  An ELF file says; any
- * other file is taken to be.  @file as for read_file_bytes().
+ * other file is taken to be.  From the page cache only: -ENODATA if it
+ * does not hold the bytes.
  */
-static int file_in_current_mode(struct uprobe *uprobe, struct file *file)
+static int file_in_current_mode(struct uprobe *uprobe)
 {
 	bool is64 = IS_ENABLED(CONFIG_64BIT) && !in_compat_syscall();
 	u8 ident[EI_NIDENT];
@@ -131,7 +130,7 @@ static int file_in_current_mode(struct uprobe *uprobe, struct file *file)
 
 	if (i_size_read(uprobe->inode) < EI_NIDENT)
 		return 1;
-	err = read_file_bytes(uprobe->inode->i_mapping, file, 0, ident,
+	err = read_file_bytes(uprobe->inode->i_mapping, NULL, 0, ident,
 			      sizeof(ident));
 	if (err)
 		return err;
@@ -141,13 +140,13 @@ static int file_in_current_mode(struct uprobe *uprobe, struct file *file)
 }
 
 /* Read what uprobe_analyze_unmapped() judges: 1 to judge, 0 not to. */
-static int read_unmapped(struct uprobe *uprobe, struct file *file, u8 *dst)
+static int read_unmapped(struct uprobe *uprobe, u8 *dst)
 {
-	int ret = file_in_current_mode(uprobe, file);
+	int ret = file_in_current_mode(uprobe);
 
 	if (ret <= 0)
 		return ret;
-	ret = read_orig_insn(uprobe, file, dst);
+	ret = read_orig_insn(uprobe, NULL, dst);
 	return ret ? ret : 1;
 }
 
@@ -159,12 +158,16 @@ static int read_unmapped(struct uprobe *uprobe, struct file *file, u8 *dst)
  * Without an mm mapping the file, the analysis waits for the first
  * install, where a refusal reaches nobody.  This asks the architecture
  * now, in current's mode, if the file is code of that mode, so that the
- * caller can report it.  The file is opened only if the page cache does
- * not hold the bytes.  Nothing is kept: the install analyses again.
+ * caller can report it.  It reads the page cache only: its callers hold
+ * the tracing core's event_mutex, and a read could wait on the file's
+ * filesystem (a FUSE daemon that sleeps) for as long as that likes.
+ * Without the bytes there, no verdict.  Nothing is kept: the install
+ * analyses again.
  *
  * Context: process context, may sleep; no uprobes lock held.
  * Return: 0 when the probe is fine, already analysed, gone, or cannot be
- * judged here; else the refusal (-ENOTSUPP or -EINVAL), and the caller
+ * judged in current's mode; -ENODATA when the page cache does not hold
+ * the bytes; else the refusal (-ENOTSUPP or -EINVAL), and the caller
  * unregisters.
  */
 int uprobe_analyze_unmapped(const struct path *path, loff_t offset)
@@ -172,8 +175,7 @@ int uprobe_analyze_unmapped(const struct path *path, loff_t offset)
 	/* Probes are on the real inode, not overlayfs's. */
 	struct uprobe *uprobe = uprobe_find(d_real_inode(path->dentry), offset);
 	struct arch_uprobe *aup = NULL;
-	struct file *file = NULL;
-	int err = 0, judge;
+	int err = 0;
 
 	if (!uprobe)
 		return 0;
@@ -182,24 +184,18 @@ int uprobe_analyze_unmapped(const struct path *path, loff_t offset)
 	aup = kzalloc(sizeof(*aup), GFP_KERNEL);
 	if (!aup)
 		goto out;
-	judge = read_unmapped(uprobe, NULL, (u8 *)&aup->insn);
-	if (judge == -ENODATA) {
-		file = dentry_open(path, O_RDONLY, current_cred());
-		if (IS_ERR(file)) {
-			file = NULL;
-			goto out;	/* no verdict: the install gives it */
-		}
-		judge = read_unmapped(uprobe, file, (u8 *)&aup->insn);
-	}
-	if (judge <= 0)
+	err = read_unmapped(uprobe, (u8 *)&aup->insn);
+	if (err <= 0) {
+		/* Not current's mode, or past the end: no verdict here. */
+		if (err != -ENODATA)
+			err = 0;
 		goto out;
+	}
 	if (is_trap_insn((uprobe_opcode_t *)&aup->insn))
 		err = -ENOTSUPP;
 	else
 		err = arch_uprobe_analyze_insn(aup, current->mm, 0);
 out:
-	if (file)
-		fput(file);
 	kfree(aup);
 	uprobe_put(uprobe);
 	return err;

@@ -74,7 +74,10 @@ void trace_uprobe_unregister_consumer(struct trace_uprobe *tu, bool wait)
 
 static const char *insn_err = "This instruction cannot be probed";
 
-/* With no process mapping the file, the enable fails on a bad instruction. */
+/*
+ * With no process mapping the file, the enable fails on a bad instruction
+ * if the page cache holds it; if not, a later enable asks again.
+ */
 static int trace_uprobe_check_insn(struct trace_uprobe *tu)
 {
 	char *cmd;
@@ -83,6 +86,8 @@ static int trace_uprobe_check_insn(struct trace_uprobe *tu)
 	if (tu->insn_checked)
 		return 0;
 	ret = uprobe_analyze_unmapped(&tu->path, tu->offset);
+	if (ret == -ENODATA)
+		return 0;
 	tu->insn_checked = !ret;
 	if (!ret)
 		return 0;

@@ -333,10 +333,11 @@ TEST_F(insn, refused_when_enabled_and_process_untouched)
 }
 
 /*
- * The same probes, enabled while no process maps the file: the enable
- * fails all the same, with a line in error_log whose caret points at the
- * offset, rather than succeed and leave a probe that never fires (its
- * instruction refused later, at an mmap() no error can come back from).
+ * The same probes, enabled while no process maps the file (and the page
+ * cache holds its bytes): the enable fails all the same, with a line in
+ * error_log whose caret points at the offset, rather than succeed and
+ * leave a probe that never fires (its instruction refused later, at an
+ * mmap() no error can come back from).
  * A process started afterwards runs untouched.
  */
 TEST_F(insn, refused_when_enabled_with_no_process_mapping_it)
@@ -347,6 +348,8 @@ TEST_F(insn, refused_when_enabled_with_no_process_mapping_it)
 	int err, caret;
 
 	UT_SYM(off, self->target, variant->sym);
+	/* Judged from the page cache, which holds what a program just read. */
+	ASSERT_EQ(0, ut_file_cache(self->target));
 	UT_PROBE(0, 'p', self->target, off, NULL, NULL);
 	ut_write("error_log", "");
 	err = ut_ctx_enable(&self->c, 0, true);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 /*
- * No hostage: a program a probe hits, running as nobody, cannot make
- * root's tracing operations wait for it.  Each case starts such a
- * program, lets it do its worst for a while, and times root's defines,
- * enables, disables, deletes and listings meanwhile; the program ends
- * by itself after HOSTAGE_SECONDS, so a kernel that makes root wait shows
- * it as a long operation, not as a hung test.
+ * No hostage: a program a probe hits, running as nobody, or a file system
+ * that answers reads when it likes, cannot make root's tracing
+ * operations wait for it.  Each case sets one up, lets it do its worst
+ * for a while, and times root's defines, enables, disables, deletes and
+ * listings meanwhile; the program or the FUSE daemon gives up by itself
+ * after HOSTAGE_SECONDS or UT_FUSE_STALL_MAX, so a kernel that makes
+ * root wait shows it as a long operation, not as a hung test.
  */
 #define _GNU_SOURCE
 #include <dirent.h>
@@ -19,6 +20,7 @@
 
 #include "../kselftest_harness.h"
 #include "uprobe_lib.h"
+#include "uprobe_fuse.h"
 
 #define GRP "ust_hostage"
 #define NOBODY 65534
@@ -163,6 +165,10 @@ FIXTURE(hostage) {
 	char exe[PATH_MAX];
 	struct hostage *h;
 	pid_t prog;
+	struct ut_fuse *fuse;
+	char other[96];		/* a file to remove at teardown */
+	pthread_t definer;
+	bool definer_started;
 };
 
 FIXTURE_SETUP(hostage)
@@ -182,6 +188,11 @@ FIXTURE_SETUP(hostage)
 
 FIXTURE_TEARDOWN(hostage)
 {
+	/* A program waiting for a READ cannot die before it is answered. */
+	if (self->fuse)
+		self->fuse->stall = 0;
+	if (self->definer_started)
+		pthread_join(self->definer, NULL);
 	if (self->prog > 0) {
 		self->h->stop = 1;
 		kill(self->prog, SIGKILL);
@@ -189,6 +200,9 @@ FIXTURE_TEARDOWN(hostage)
 	}
 	setpriority(PRIO_PROCESS, 0, 0);
 	ut_ctx_cleanup(&self->c);
+	ut_fuse_stop(self->fuse);
+	if (self->other[0])
+		unlink(self->other);
 }
 
 /* Threads of @pid asleep in the kernel's wait for an XOL slot. */
@@ -233,7 +247,7 @@ static int slot_waiters(pid_t pid)
 	__t = now() - __t;							\
 	TH_LOG("%s: %.3f s", (what), __t);					\
 	EXPECT_EQ(0, __e) TH_LOG("%s: %s", (what), strerror(-__e));		\
-	EXPECT_GT(ROOT_OP_MAX, __t) TH_LOG("%s waited on the program", (what));	\
+	EXPECT_GT(ROOT_OP_MAX, __t) TH_LOG("%s waited on another process", (what));	\
 } while (0)
 
 static int list_events(void)
@@ -302,6 +316,158 @@ TEST_F_TIMEOUT(hostage, threads_waiting_for_xol_slots_hold_up_no_root_operation,
 	ROOT_OP("deleting the hit probe", ut_append("uprobe_events", del));
 	EXPECT_EQ(0, waitpid(self->prog, NULL, WNOHANG))
 		TH_LOG("the program ended before root was done");
+}
+
+/* fork() and exec() of a program that ends at once: 0 or why not. */
+static int fork_exec(void)
+{
+	int st;
+	pid_t p;
+
+	fflush(stdout);
+	fflush(stderr);
+	p = fork();
+	if (p < 0)
+		return -errno;
+	if (!p) {
+		execl("/bin/true", "true", (char *)NULL);
+		_exit(127);
+	}
+	if (waitpid(p, &st, 0) != p)
+		return -errno;
+	return WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : -ECHILD;
+}
+
+/* Open and close a perf uprobe event on @path:@off: 0 or -errno. */
+static int perf_open_close(const char *path, long off)
+{
+	struct ut_pmu pmu;
+	int fd;
+
+	ut_pmu_init(&pmu);
+	fd = ut_pmu_open(&pmu, path, off, false, 0, false, -1, 0);
+	if (fd < 0)
+		return fd;
+	close(fd);
+	return 0;
+}
+
+/* Whether @p has ended, without reaping it. */
+static bool ended(pid_t p)
+{
+	siginfo_t si = { 0 };
+
+	return waitid(P_PID, p, &si, WEXITED | WNOHANG | WNOWAIT) || si.si_pid;
+}
+
+struct define_arg {
+	const char *def;
+	int err;
+};
+
+static void *define_in_thread(void *arg)
+{
+	struct define_arg *d = arg;
+
+	d->err = ut_probe_add(d->def);
+	return NULL;
+}
+
+#define PROG_CALLS 5
+
+/*
+ * A probe on a file whose file system answers reads when it likes: a
+ * FUSE daemon that leaves every read waiting.  Enabling the probe, which
+ * no process maps and whose bytes the page cache does not hold, reads
+ * nothing.  Then a program maps the file and calls into it, and another
+ * probe on the file is defined (from a thread, should it read the file):
+ * those may wait for the daemon, nothing else may.
+ * Root's operations on probes of a file the program does not map, a
+ * fork and exec and a perf open go on.  Once the daemon answers, the
+ * program runs and the probe counts each of its calls.
+ */
+TEST_F_TIMEOUT(hostage, fuse_file_whose_reads_wait_holds_up_only_its_readers,
+	       2 * UT_FUSE_STALL_MAX + 120)
+{
+	unsigned char code[UT_CODE_LEN];
+	/* Static: an assertion's early return leaves them to the thread. */
+	static struct define_arg d;
+	static char def[512];
+	char del[160];
+	int fd, st, i;
+	pid_t prog;
+	double t0;
+
+	ut_code_fill(code);
+	self->fuse = ut_fuse_start(code, sizeof(code));
+	if (!self->fuse)
+		SKIP(return, "no FUSE mount: %s", strerror(errno));
+	/* Another file, which the program does not map. */
+	snprintf(self->other, sizeof(self->other), "%s.other", self->fuse->dir);
+	ASSERT_EQ(0, ut_code_file(self->other));
+	UT_PROBE(0, 'p', self->fuse->path, UT_CODE_FN, NULL, NULL);
+	/* Out of the page cache: judging the probe would have to read. */
+	fd = open(self->fuse->path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	close(fd);
+	self->fuse->stall = 1;
+	ROOT_OP("enabling the probe on the FUSE file",
+		ut_ctx_enable(&self->c, 0, true));
+	EXPECT_EQ(0, self->fuse->stalled + self->fuse->reads)
+		TH_LOG("enabling a probe no process maps read the file");
+
+	fflush(stdout);
+	fflush(stderr);
+	prog = fork();
+	ASSERT_LE(0, prog);
+	if (!prog) {
+		unsigned char *m = ut_map_file(self->fuse->path, UT_CODE_LEN,
+					       PROT_READ | PROT_EXEC);
+		int sum = 0;
+
+		if (m == MAP_FAILED)
+			_exit(2);
+		for (i = 0; i < PROG_CALLS; i++)
+			sum += ((int (*)(void))(m + UT_CODE_FN))();
+		_exit(sum == UT_CODE_FN_RET * PROG_CALLS ? 0 : 1);
+	}
+	self->prog = prog;
+	snprintf(def, sizeof(def), "p:%s/%s %s:0x0", GRP, ut_ev(&self->c, 1),
+		 self->fuse->path);
+	d.def = def;
+	ASSERT_EQ(0, pthread_create(&self->definer, NULL, define_in_thread, &d));
+	self->definer_started = true;
+	t0 = now();
+	while (now() - t0 < 10 && !self->fuse->stalled && !ended(prog))
+		usleep(10000);
+	ASSERT_LT(0, self->fuse->stalled) TH_LOG("no read waits: nothing tested");
+	usleep(200000);
+
+	ROOT_OP("defining a probe on another file",
+		ut_ctx_probe(&self->c, 2, 'p', self->other, UT_CODE_FN, NULL, NULL));
+	ROOT_OP("enabling it", ut_ctx_enable(&self->c, 2, true));
+	ROOT_OP("listing uprobe_events", list_events());
+	ROOT_OP("disabling it", ut_ctx_enable(&self->c, 2, false));
+	snprintf(del, sizeof(del), "-:%s/%s", GRP, ut_ev(&self->c, 2));
+	ROOT_OP("deleting it", ut_append("uprobe_events", del));
+	ROOT_OP("a fork and exec", fork_exec());
+	ROOT_OP("a perf open and close", perf_open_close(self->other, UT_CODE_FN));
+	EXPECT_FALSE(ended(prog))
+		TH_LOG("the program ran before the daemon answered");
+
+	self->fuse->stall = 0;
+	pthread_join(self->definer, NULL);
+	self->definer_started = false;
+	EXPECT_EQ(0, d.err) TH_LOG("defining a probe on the FUSE file: %s",
+				   strerror(-d.err));
+	if (!d.err)
+		ASSERT_EQ(0, ut_ctx_adopt(&self->c, 1));
+	ASSERT_EQ(prog, waitpid(prog, &st, 0));
+	self->prog = 0;
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
+		TH_LOG("the program: status 0x%x", st);
+	EXPECT_EQ(PROG_CALLS, UT_HITS(0));
 }
 
 UT_HARNESS_MAIN

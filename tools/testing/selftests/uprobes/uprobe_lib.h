@@ -984,6 +984,21 @@ static inline int ut_run(const char *prog, char *const *args, char *out, size_t 
 /* Files                                                               */
 /* ------------------------------------------------------------------ */
 
+/* Read all of @path, so that the page cache holds it: 0 or -errno. */
+static inline int ut_file_cache(const char *path)
+{
+	char buf[65536];
+	ssize_t n;
+	int fd = open(path, O_RDONLY);
+
+	if (fd < 0)
+		return -errno;
+	while ((n = read(fd, buf, sizeof(buf))) > 0)
+		;
+	close(fd);
+	return n < 0 ? -EIO : 0;
+}
+
 /* FNV-1a over a whole file read with read(): the file's content as seen. */
 static inline uint64_t ut_file_hash(const char *path)
 {
@@ -1075,6 +1090,7 @@ static inline void ut_knob_restore(struct ut_knob *k)
 #define UT_PAGE		4096
 #define UT_CODE_LEN	(2 * UT_PAGE)
 #define UT_CODE_FN	0x100
+#define UT_CODE_FN_RET	7	/* what the function at UT_CODE_FN returns */
 #define UT_CODE_DATA	0x800
 
 /* pwrite() @n bytes at @off of @path: the count written, or -errno. */
@@ -1104,15 +1120,26 @@ static inline int ut_new_file(const char *path, const void *buf, size_t len)
 	return err;
 }
 
-static inline int ut_code_file(const char *path)
+/*
+ * The code file's UT_CODE_LEN bytes: a page of nops with the function
+ * "mov $7, %eax; ret" at UT_CODE_FN and 64 zeroes at UT_CODE_DATA, then
+ * a page of zeroes.
+ */
+static inline void ut_code_fill(unsigned char *buf)
 {
-	static const unsigned char fn[] = { 0xb8, 0x07, 0, 0, 0, 0xc3 };
-	unsigned char buf[UT_CODE_LEN];
+	static const unsigned char fn[] = { 0xb8, UT_CODE_FN_RET, 0, 0, 0, 0xc3 };
 
 	memset(buf, 0x90, UT_PAGE);
 	memset(buf + UT_PAGE, 0, UT_PAGE);
 	memset(buf + UT_CODE_DATA, 0, 64);
 	memcpy(buf + UT_CODE_FN, fn, sizeof(fn));
+}
+
+static inline int ut_code_file(const char *path)
+{
+	unsigned char buf[UT_CODE_LEN];
+
+	ut_code_fill(buf);
 	return ut_new_file(path, buf, sizeof(buf));
 }
 
@@ -1493,6 +1520,15 @@ static inline int ut_ctx_probe(struct ut_ctx *c, int i, char type, const char *p
 	if (!err && c->nev < UT_MAX_EVENTS)
 		snprintf(c->ev[c->nev++], sizeof(c->ev[0]), "%s", ut_ev(c, i));
 	return err;
+}
+
+/* Have teardown remove event @i, defined outside ut_ctx_probe(). */
+static inline int ut_ctx_adopt(struct ut_ctx *c, int i)
+{
+	if (c->nev >= UT_MAX_EVENTS)
+		return -ENOSPC;
+	snprintf(c->ev[c->nev++], sizeof(c->ev[0]), "%s", ut_ev(c, i));
+	return 0;
 }
 
 static inline int ut_ctx_enable(struct ut_ctx *c, int i, bool on)
