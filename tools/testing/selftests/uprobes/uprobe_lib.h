@@ -1503,6 +1503,15 @@ static inline const char *ut_ev(struct ut_ctx *c, int i)
 	return name[i];
 }
 
+/* Have teardown remove event @i, however it was defined. */
+static inline int ut_ctx_adopt(struct ut_ctx *c, int i)
+{
+	if (c->nev >= UT_MAX_EVENTS)
+		return -ENOSPC;
+	snprintf(c->ev[c->nev++], sizeof(c->ev[0]), "%s", ut_ev(c, i));
+	return 0;
+}
+
 /*
  * Define this case's event @i: "@type:@grp/@ev @path:0x@off[@suffix] @args".
  * @suffix may hold "(0xREF)" or "%return".  0 or -errno.
@@ -1517,18 +1526,9 @@ static inline int ut_ctx_probe(struct ut_ctx *c, int i, char type, const char *p
 		 ut_ev(c, i), path, off, suffix ? suffix : "",
 		 args ? " " : "", args ? args : "");
 	err = ut_probe_add(def);
-	if (!err && c->nev < UT_MAX_EVENTS)
-		snprintf(c->ev[c->nev++], sizeof(c->ev[0]), "%s", ut_ev(c, i));
+	if (!err)
+		ut_ctx_adopt(c, i);
 	return err;
-}
-
-/* Have teardown remove event @i, defined outside ut_ctx_probe(). */
-static inline int ut_ctx_adopt(struct ut_ctx *c, int i)
-{
-	if (c->nev >= UT_MAX_EVENTS)
-		return -ENOSPC;
-	snprintf(c->ev[c->nev++], sizeof(c->ev[0]), "%s", ut_ev(c, i));
-	return 0;
 }
 
 static inline int ut_ctx_enable(struct ut_ctx *c, int i, bool on)
