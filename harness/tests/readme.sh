@@ -13,16 +13,8 @@ top=$(dirname "$harness")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-n=0
-bad=0
-ok() { n=$((n + 1)); echo "ok $n - $1"; }
-not_ok() { n=$((n + 1)); bad=$((bad + 1)); echo "not ok $n - $1"; }
-# expect DESCRIPTION COMMAND...: COMMAND succeeds
-expect() {
-	local what=$1
-	shift
-	if "$@" >"$tmp/out" 2>&1; then ok "$what"; else not_ok "$what"; sed 's/^/#   /' "$tmp/out"; fi
-}
+# shellcheck source=harness/tests/tap.bash
+. "$here/tap.bash"
 
 lines=$(wc -l < "$top/README.md")
 expect "README.md has at most 200 lines ($lines)" test "$lines" -le 200
