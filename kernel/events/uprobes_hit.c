@@ -413,10 +413,10 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	idx = srcu_read_lock(&uprobes_srcu);
 	uprobe = uprobe_bp_lookup(mm, bp_vaddr);
 	if (unlikely(!uprobe)) {
+		srcu_read_unlock(&uprobes_srcu, idx);
 		/* The trampolines are never in the table: look there first. */
 		if (uprobe_trampoline_trap(regs, bp_vaddr))
-			goto out;
-		srcu_read_unlock(&uprobes_srcu, idx);
+			return;
 		held = uprobe_bp_lookup_slow(mm, bp_vaddr, &trap);
 		if (!held) {
 			/* Also on a fatal signal: a core dump shows the site. */
