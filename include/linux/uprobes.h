@@ -58,6 +58,18 @@ struct uprobe_consumer {
 };
 
 /**
+ * struct uprobe_late_work - what a handler leaves for later in its hit
+ * @func: runs once, in the task that hit, with the hit's registers, out of
+ *	the handlers' read-side section and before the probed instruction
+ *	runs or a return is hijacked: it may wait for a page.
+ * @next: the core's.
+ */
+struct uprobe_late_work {
+	void (*func)(struct uprobe_late_work *work, struct pt_regs *regs);
+	struct uprobe_late_work *next;
+};
+
+/**
  * struct uprobe_reg - one registration of a batch
  * @inode: the file
  * @offset: the instruction's offset in it
@@ -105,6 +117,7 @@ struct uprobe_task {
 	struct return_instance		*ri_cache;	/* kept for reuse */
 	unsigned int			ri_cached;
 	bool				syscall_hidden;	/* from ptrace, till its exit */
+	struct uprobe_late_work		*late_work;	/* of this hit, oldest first */
 };
 
 /* Context in which arch_uretprobe_is_alive() is asked about a frame. */
@@ -200,6 +213,7 @@ void uprobe_unregister(struct inode *inode, loff_t offset,
 void uprobe_unregister_nosync(struct inode *inode, loff_t offset,
 			      struct uprobe_consumer *uc);
 void uprobe_unregister_sync(void);
+void uprobe_add_late_work(struct uprobe_late_work *work);
 void uprobe_call_after_unregister(struct rcu_head *head, rcu_callback_t func);
 int uprobe_register_batch(struct uprobe_reg *regs, unsigned int nr);
 void uprobe_unregister_batch_nosync(struct uprobe_reg *regs, unsigned int nr);

@@ -261,10 +261,57 @@ static void handle_not_ours(struct pt_regs *regs, unsigned long bp_vaddr,
 	instruction_pointer_set(regs, bp_vaddr);
 }
 
+/**
+ * uprobe_add_late_work - leave part of a handler's work for later in the hit
+ * @work: the work, its ->func set; kept until ->func runs
+ *
+ * For what may wait on the process (a page of a FUSE file, of userfaultfd
+ * memory): in the handler, under uprobes_srcu, such a wait would hold up
+ * every unregistration.  The works of a hit run in the order they were
+ * added, after every handler and out of uprobes_srcu, before the probed
+ * instruction runs or a return is hijacked: with the hit's registers and
+ * user stack.  Whatever the handler uses there it must keep alive itself.
+ * A work must not add another.
+ *
+ * Context: a handler or return handler, in the task that hit.
+ */
+void uprobe_add_late_work(struct uprobe_late_work *work)
+{
+	struct uprobe_late_work **p = &current->utask->late_work;
+
+	while (*p)
+		p = &(*p)->next;
+	work->next = NULL;
+	*p = work;
+}
+
+/**
+ * uprobe_run_late_work - run the late works the handlers of a hit added
+ * @utask: current's uprobes state
+ * @regs: the hit's registers
+ * @auprobe: the probe hit, for perf's unwinder; NULL for a return's
+ *
+ * Context: current, out of uprobes_srcu; @auprobe referenced; may sleep.
+ */
+void uprobe_run_late_work(struct uprobe_task *utask, struct pt_regs *regs,
+			  struct arch_uprobe *auprobe)
+{
+	struct uprobe_late_work *work = utask->late_work, *next;
+
+	utask->late_work = NULL;
+	utask->auprobe = auprobe;
+	for (; work; work = next) {
+		next = work->next;	/* ->func may free @work */
+		work->func(work, regs);
+	}
+	utask->auprobe = NULL;
+	WARN_ON_ONCE(utask->late_work);
+}
+
 /* What run_handlers() leaves to be done out of uprobes_srcu. */
 enum hit_todo {
 	HIT_DONE,		/* nothing */
-	HIT_PUSH_RETURN,	/* a return to hijack, and no XOL area yet */
+	HIT_PUSH_RETURN,	/* a return to hijack, but not in uprobes_srcu */
 	HIT_UNAPPLY,		/* no consumer wants the breakpoint here */
 };
 
@@ -287,9 +334,13 @@ run_handlers(struct uprobe *uprobe, struct pt_regs *regs,
 	}
 	utask->auprobe = NULL;
 
-	/* Making the area takes mmap_lock; a page may need bringing in. */
+	/*
+	 * Making the area takes mmap_lock; a page may need bringing in; late
+	 * works read the stack before its return address is replaced.  All
+	 * out of uprobes_srcu.
+	 */
 	if (want_return && keep &&
-	    (unlikely(!mm_xol_area(current->mm)) ||
+	    (unlikely(!mm_xol_area(current->mm) || utask->late_work) ||
 	     !uprobe_push_return(uprobe, regs, utask, false)))
 		return HIT_PUSH_RETURN;
 	return !keep && uprobe_has_consumers(uprobe) ? HIT_UNAPPLY : HIT_DONE;
@@ -386,6 +437,8 @@ static noinline void handle_swbp_slow(struct uprobe *uprobe,
 				      struct uprobe_task *utask,
 				      unsigned long bp_vaddr, enum hit_todo todo)
 {
+	if (utask->late_work)
+		uprobe_run_late_work(utask, regs, &uprobe->arch);
 	if (todo == HIT_PUSH_RETURN)
 		uprobe_push_return(uprobe, regs, utask, true);
 	if (todo == HIT_UNAPPLY && uprobe_unapply_current(uprobe, bp_vaddr))
@@ -405,7 +458,7 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	unsigned long bp_vaddr = arch_uprobe_swbp_addr(regs);
 	struct mm_struct *mm = current->mm;
 	struct uprobe *uprobe, *held = NULL;
-	struct uprobe_task *utask;
+	struct uprobe_task *utask = NULL;
 	enum hit_todo todo = HIT_DONE;
 	bool trap;
 	int idx;
@@ -439,7 +492,7 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 		goto out;
 	if (!leave_step_retry(utask, bp_vaddr))
 		todo = run_handlers(uprobe, regs, utask, bp_vaddr);
-	if (likely(todo == HIT_DONE) &&
+	if (likely(todo == HIT_DONE && !utask->late_work) &&
 	    run_insn_nofault(uprobe, regs, utask, bp_vaddr))
 		goto out;
 	if (!held && !uprobe_tryget(uprobe))
@@ -449,6 +502,9 @@ static __always_inline void handle_swbp(struct pt_regs *regs)
 	return;
 out:
 	srcu_read_unlock(&uprobes_srcu, idx);
+	if (unlikely(utask && utask->late_work))
+		/* Unregistered meanwhile, @uprobe may be gone unless held. */
+		uprobe_run_late_work(utask, regs, held ? &held->arch : NULL);
 	if (held)
 		uprobe_put(held);
 }

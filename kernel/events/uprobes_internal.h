@@ -524,6 +524,8 @@ int xol_bitmap_take(unsigned long *slots, unsigned int nr);
 
 /* uprobes_hit.c: a thread at a breakpoint */
 void uprobes_hit_init(void);
+void uprobe_run_late_work(struct uprobe_task *utask, struct pt_regs *regs,
+			  struct arch_uprobe *auprobe);
 
 /* uprobes_direct.c: copies run from an owned slot, without a step */
 bool uprobe_direct_run(struct uprobe *uprobe, struct pt_regs *regs,

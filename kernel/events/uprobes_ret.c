@@ -325,6 +325,8 @@ void uprobe_handle_trampoline(struct pt_regs *regs)
 	for (; ri; ri = ri->next)
 		run_ret_handlers(ri, regs);
 	srcu_read_unlock(&uprobes_srcu, idx);
+	if (unlikely(utask->late_work))
+		uprobe_run_late_work(utask, regs, NULL);
 	uprobe_ri_recycle_list(utask, dead);
 	return;
 
