@@ -68,6 +68,7 @@ struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 	tu->consumer.filter = trace_uprobe_consumer_filter;
 	dyn_event_init(&tu->devent, &trace_uprobe_ops);
 	INIT_LIST_HEAD(&tu->batch_node);
+	refcount_set(&tu->ref, 1);
 
 	return tu;
 }
@@ -79,6 +80,42 @@ static void trace_uprobe_release_memory(struct trace_uprobe *tu)
 	kfree(tu->filename);
 	free_percpu(tu->nhit);
 	kfree(tu);
+}
+
+/**
+ * trace_uprobe_put - drop a reference to a probe point's memory
+ * @tu: the probe point
+ *
+ * The last one frees it.
+ *
+ * Context: may sleep.
+ */
+void trace_uprobe_put(struct trace_uprobe *tu)
+{
+	if (refcount_dec_and_test(&tu->ref))
+		trace_uprobe_release_memory(tu);
+}
+
+/**
+ * trace_uprobe_stop_late_hits - no hit finished later writes any more
+ * @tu: the probe point, whose handlers are over (uprobe_unregister_sync())
+ *
+ * A hit finished late (trace_uprobe_hit.c) writes in an RCU read-side
+ * section, if @tu is not dead: after this its event's files may go, and
+ * @tu->tp leave its event.
+ *
+ * Context: event_mutex held; waits for an RCU grace period, and only when
+ * such a hit is pending.
+ */
+void trace_uprobe_stop_late_hits(struct trace_uprobe *tu)
+{
+	if (refcount_read(&tu->ref) == 1) {
+		/* After the last late hit's accesses: see its put. */
+		smp_acquire__after_ctrl_dep();
+		return;
+	}
+	WRITE_ONCE(tu->dead, true);
+	synchronize_rcu();
 }
 
 /**
@@ -94,12 +131,15 @@ void trace_uprobe_free(struct trace_uprobe *tu)
 
 	WARN_ON_ONCE(tu->registered);
 	uprobe_unregister_sync();
-	trace_uprobe_release_memory(tu);
+	/* A late hit may keep the rest, never the file's mount busy. */
+	path_put(&tu->path);
+	tu->path = (struct path){};
+	trace_uprobe_put(tu);
 }
 
 static void trace_uprobe_free_work(struct work_struct *work)
 {
-	trace_uprobe_release_memory(container_of(work, struct trace_uprobe, free_work));
+	trace_uprobe_put(container_of(work, struct trace_uprobe, free_work));
 }
 
 /* SRCU callbacks run with bottom halves off; path_put() may sleep. */
@@ -517,18 +557,23 @@ static int trace_uprobe_release(struct dyn_event *ev)
 
 	lockdep_assert_held(&event_mutex);
 
+	if (!trace_probe_has_sibling(&tu->tp) &&
+	    (trace_probe_is_enabled(&tu->tp) || trace_event_dyn_busy(call)))
+		return -EBUSY;
+	/* Registered still only as a sibling of an enabled event. */
+	trace_uprobe_unregister_consumer(tu, true);
+	/* No late handler or hit may use the event's files, nor tu->tp.event. */
+	uprobe_unregister_sync();
+	trace_uprobe_stop_late_hits(tu);
 	if (!trace_probe_has_sibling(&tu->tp)) {
-		if (trace_probe_is_enabled(&tu->tp) ||
-		    trace_event_dyn_busy(call))
-			return -EBUSY;
-		/* No late handler may use the event's files. */
-		uprobe_unregister_sync();
 		ret = trace_probe_unregister_event_call(&tu->tp);
-		if (ret)
+		if (ret) {
+			/* The probe stays; late hits meanwhile were lost. */
+			WRITE_ONCE(tu->dead, false);
 			return ret;
+		}
 	}
 
-	trace_uprobe_unregister_consumer(tu, true);
 	trace_uprobe_unlink(tu);
 	trace_probe_unlink(&tu->tp);
 	trace_uprobe_free(tu);

@@ -9,6 +9,7 @@
 #include <linux/path.h>
 #include <linux/perf_event.h>
 #include <linux/rculist.h>
+#include <linux/refcount.h>
 #include <linux/sched.h>
 #include <linux/uprobes.h>
 #include <linux/workqueue.h>
@@ -36,6 +37,9 @@ struct trace_uprobe {
 	bool				is_return;
 	bool				insn_checked;
 	bool				record_in_place;
+	/* Its memory: ours, and one per hit finished later (trace_uprobe_hit.c). */
+	refcount_t			ref;
+	bool				dead;	/* no late hit may write */
 	union {					/* a perf-made probe's free */
 		struct rcu_head		free_rcu;
 		struct work_struct	free_work;
@@ -77,6 +81,8 @@ struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 					int nargs, bool is_return);
 void trace_uprobe_free(struct trace_uprobe *tu);
 void trace_uprobe_free_later(struct trace_uprobe *tu);
+void trace_uprobe_put(struct trace_uprobe *tu);
+void trace_uprobe_stop_late_hits(struct trace_uprobe *tu);
 
 /* The probe points of the event @probe belongs to, @probe included. */
 #define for_each_sibling(pos, probe)	\

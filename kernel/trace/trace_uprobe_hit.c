@@ -5,6 +5,9 @@
  */
 #define pr_fmt(fmt)	"trace_uprobe: " fmt
 
+#include <linux/sched/signal.h>
+#include <linux/security.h>
+#include <linux/slab.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
 #include <asm/unaligned.h>
@@ -28,12 +31,49 @@ union uprobe_stack_record {
 struct uprobe_hit {
 	struct pt_regs		*regs;
 	unsigned long		file_base;	/* for @+OFFSET */
+	bool			nofault;	/* fetch without bringing a page in */
+	bool			failed;		/* one of those fetches failed */
 };
 
-/* A uprobe reads user memory only, faults allowed: plain and _user agree. */
+/*
+ * Set by a failed read of user memory that a page fault might make good.
+ * Read back only by a fetch without page faults, which runs with
+ * preemption off (fetch_begin()).
+ */
+static DEFINE_PER_CPU(bool, fetch_failed);
+
+static __always_inline void fetch_fail(unsigned long addr)
+{
+	/* A NULL pointer's faults are for good: no second try for them. */
+	if (addr >= mmap_min_addr)
+		this_cpu_write(fetch_failed, true);
+}
+
+static __always_inline void fetch_begin(struct uprobe_hit *hit)
+{
+	if (!hit->nofault)
+		return;
+	preempt_disable();
+	pagefault_disable();
+	__this_cpu_write(fetch_failed, false);
+}
+
+static __always_inline void fetch_end(struct uprobe_hit *hit)
+{
+	if (!hit->nofault)
+		return;
+	hit->failed |= __this_cpu_read(fetch_failed);
+	pagefault_enable();
+	preempt_enable();
+}
+
+/* A uprobe reads user memory only: plain and _user agree. */
 static nokprobe_inline int probe_mem_read_user(void *dest, void *src, size_t size)
 {
-	return copy_from_user(dest, (__force void __user *)src, size) ? -EFAULT : 0;
+	if (likely(!copy_from_user(dest, (__force void __user *)src, size)))
+		return 0;
+	fetch_fail((unsigned long)src);
+	return -EFAULT;
 }
 
 static nokprobe_inline int probe_mem_read(void *dest, void *src, size_t size)
@@ -46,6 +86,8 @@ static nokprobe_inline int fetch_store_strlen_user(unsigned long addr)
 {
 	long len = strnlen_user((const char __user *)addr, MAX_STRING_SIZE);
 
+	if (unlikely(!len))
+		fetch_fail(addr);
 	return min_t(long, len, MAX_STRING_SIZE);
 }
 
@@ -71,6 +113,7 @@ static nokprobe_inline int fetch_store_string_user(unsigned long addr, void *des
 
 	copied = strncpy_from_user(buf, (const char __user *)addr, room);
 	if (copied < 0) {
+		fetch_fail(addr);
 		set_stored_len(dest, 0);
 		return copied;
 	}
@@ -114,25 +157,34 @@ process_fetch_insn(struct fetch_insn *code, void *rec, void *dest, void *base)
 	struct pt_regs *regs = hit->regs;
 	unsigned long val;
 
-	if (code->op == FETCH_OP_REG)
+	switch (code->op) {
+	case FETCH_OP_REG:
 		val = regs_get_register(regs, code->param);
-	else if (code->op == FETCH_OP_STACKP)
+		break;
+	case FETCH_OP_STACKP:
 		val = user_stack_pointer(regs);
-	else if (code->op == FETCH_OP_STACK)	/* 0 on a fault */
-		get_user(val, (unsigned long __user *)user_stack_pointer(regs) +
-			      code->param);
-	else if (code->op == FETCH_OP_RETVAL)
+		break;
+	case FETCH_OP_STACK:	/* 0 on a fault */
+		if (get_user(val, (unsigned long __user *)user_stack_pointer(regs) +
+			     code->param))
+			fetch_fail(user_stack_pointer(regs));
+		break;
+	case FETCH_OP_RETVAL:
 		val = regs_return_value(regs);
-	else if (code->op == FETCH_OP_IMM)
+		break;
+	case FETCH_OP_IMM:
 		val = code->immediate;
-	else if (code->op == FETCH_OP_FOFFS)
+		break;
+	case FETCH_OP_FOFFS:
 		val = hit->file_base + code->immediate;
-	else if (code->op == FETCH_OP_COMM)
+		break;
+	case FETCH_OP_COMM:
 		return store_kernel_string(current->comm, code + 1, dest, base);
-	else if (code->op == FETCH_OP_DATA)
+	case FETCH_OP_DATA:
 		return store_kernel_string(code->data, code + 1, dest, base);
-	else
+	default:
 		return -EILSEQ;
+	}
 
 	return process_fetch_insn_bottom(code + 1, val, dest, base);
 }
@@ -148,7 +200,9 @@ static __always_inline int build_record(struct trace_uprobe *tu,
 	void *data;
 
 	/* __get_data_size() passes its "regs" on to process_fetch_insn(). */
+	fetch_begin(hit);
 	dsize = __get_data_size(tp, (void *)hit);
+	fetch_end(hit);
 	dsize = min_t(int, dsize, UPROBE_RECORD_MAX - head_size - tp->size);
 
 	rec->size = head_size + tp->size + dsize;
@@ -169,8 +223,11 @@ static __always_inline int build_record(struct trace_uprobe *tu,
 		memcpy(rec->data, sr, head_size);
 	}
 
-	if (tp->nr_args)
-		store_trace_args(rec->data + head_size, tp, hit, head_size, dsize);
+	if (!tp->nr_args)
+		return 0;
+	fetch_begin(hit);
+	store_trace_args(rec->data + head_size, tp, hit, head_size, dsize);
+	fetch_end(hit);
 	return 0;
 }
 
@@ -278,6 +335,7 @@ static __always_inline void uprobe_trace_write_in_place(struct trace_event_file 
 /*
  * To every instance tracing the event.  With no data in @rec yet, a plain
  * instance gets it written in place, any other gets it built at @sr first.
+ * Nothing once @tu is dead (a late hit's; see uprobe_late_hit_run()).
  */
 static __always_inline void uprobe_trace_output(struct trace_uprobe *tu,
 						struct uprobe_record *rec,
@@ -285,18 +343,21 @@ static __always_inline void uprobe_trace_output(struct trace_uprobe *tu,
 						union uprobe_stack_record *sr,
 						int head_size)
 {
-	struct trace_event_call *call = trace_probe_event_call(&tu->tp);
+	struct trace_event_call *call;
 	bool built = rec->data;
 	struct event_file_link *link;
 	unsigned int trace_ctx;
 
 	/* Before preempt_disable(): _dec() undoes it on preemptible kernels only. */
 	trace_ctx = tracing_gen_ctx();
-	tracing_generic_entry_update(built ? rec->data : (void *)sr->buf,
-				     call->event.type, trace_ctx);
 	/* The ring buffer and the pid filters want a fixed CPU. */
 	preempt_disable();
 	rcu_read_lock();
+	if (unlikely(READ_ONCE(tu->dead)))
+		goto out;
+	call = trace_probe_event_call(&tu->tp);
+	tracing_generic_entry_update(built ? rec->data : (void *)sr->buf,
+				     call->event.type, trace_ctx);
 	trace_probe_for_each_link_rcu(link, &tu->tp) {
 		struct trace_event_file *file = link->file;
 		bool generic = READ_ONCE(file->flags) & UPROBE_TRACE_GENERIC;
@@ -317,8 +378,87 @@ static __always_inline void uprobe_trace_output(struct trace_uprobe *tu,
 		else
 			uprobe_trace_plain(file, rec, trace_ctx);
 	}
+out:
 	rcu_read_unlock();
 	preempt_enable();
+}
+
+/*
+ * A hit whose arguments need a page brought in, finished later in the hit
+ * (uprobe_add_late_work()): out of the uprobes_srcu read section, where a
+ * page that takes its time (a FUSE daemon's, a userfaultfd's) would hold up
+ * every unregistration, and the tracefs operations behind event_mutex.
+ * It holds a reference to @tu; it writes in an RCU read-side section, and
+ * only while @tu is not dead (trace_uprobe_stop_late_hits()).
+ */
+struct uprobe_late_hit {
+	struct uprobe_late_work		work;
+	struct trace_uprobe		*tu;
+	unsigned long			file_base;
+	int				head_size;
+	bool				traced;
+	bool				to_perf;
+	union {
+		struct uprobe_entry_head	entry;
+		struct uretprobe_entry_head	ret;
+	} head;
+};
+
+static void uprobe_late_hit_run(struct uprobe_late_work *work, struct pt_regs *regs)
+{
+	struct uprobe_late_hit *late = container_of(work, struct uprobe_late_hit, work);
+	union uprobe_stack_record sr __uninitialized;	/* the head copied in */
+	struct uprobe_hit hit = { .regs = regs, .file_base = late->file_base };
+	struct trace_uprobe *tu = late->tu;
+	struct uprobe_record rec;
+
+	if (fatal_signal_pending(current) || READ_ONCE(tu->dead))
+		goto out;
+	memcpy(sr.buf, &late->head, late->head_size);
+	if (build_record(tu, &hit, late->head_size, &rec, &sr))
+		goto out;
+	/* A wait for the page that a kill ended read nothing. */
+	if (fatal_signal_pending(current))
+		goto free;
+	if (late->traced)
+		uprobe_trace_output(tu, &rec, &hit, &sr, late->head_size);
+	if (late->to_perf) {
+		/* A read-side section for trace_uprobe_stop_late_hits(). */
+		preempt_disable();
+		if (!READ_ONCE(tu->dead))
+			trace_uprobe_perf_output(tu, regs, &rec);
+		preempt_enable();
+	}
+free:
+	if (rec.data != sr.buf)
+		kfree(rec.data);
+out:
+	trace_uprobe_put(tu);
+	kfree(late);
+}
+
+/* Finish the hit later; false without memory for it. */
+static bool uprobe_hit_later(struct trace_uprobe *tu, struct uprobe_hit *hit,
+			     union uprobe_stack_record *sr, int head_size,
+			     bool traced, bool to_perf)
+{
+	struct uprobe_late_hit *late;
+
+	/* No reclaim: it could wait on what we are leaving the wait for. */
+	late = kmalloc(sizeof(*late), GFP_NOWAIT | __GFP_NOWARN);
+	if (!late)
+		return false;
+	late->work.func = uprobe_late_hit_run;
+	late->tu = tu;
+	late->file_base = hit->file_base;
+	late->head_size = head_size;
+	late->traced = traced;
+	late->to_perf = to_perf;
+	memcpy(&late->head, sr->buf, head_size);
+	/* Not the last: @tu is freed a grace period of uprobes_srcu after. */
+	refcount_inc(&tu->ref);
+	uprobe_add_late_work(&late->work);
+	return true;
 }
 
 /* A hit, its head filled in: false when this mm wants no breakpoint. */
@@ -353,8 +493,19 @@ static __always_inline bool uprobe_hit(struct trace_uprobe *tu,
 		}
 	}
 
+	/*
+	 * A fetch that failed may succeed with a page brought in: later in
+	 * the hit.  Without memory for that, what could be read is recorded.
+	 */
+	hit->nofault = true;
 	if (build_record(tu, hit, head_size, &rec, sr))
 		return true;
+	if (unlikely(hit->failed) &&
+	    uprobe_hit_later(tu, hit, sr, head_size, traced, to_perf)) {
+		if (rec.data != sr->buf)
+			kfree(rec.data);
+		return true;
+	}
 
 	if (traced)
 		uprobe_trace_output(tu, &rec, hit, sr, head_size);

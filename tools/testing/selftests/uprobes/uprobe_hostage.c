@@ -57,6 +57,13 @@ __attribute__((noinline, used)) long hostage_idle(long a)
 	return a + 1;
 }
 
+/* Probed with arguments fetched from *@p; it reads nothing itself. */
+__attribute__((noinline, used)) const void *hostage_fetch(const void *p)
+{
+	asm volatile("" ::: "memory");
+	return p;
+}
+
 static double now(void)
 {
 	struct timespec ts;
@@ -169,7 +176,22 @@ FIXTURE(hostage) {
 	char other[96];		/* a file to remove at teardown */
 	pthread_t definer;
 	bool definer_started;
+	char uffd_sysctl[16];	/* vm.unprivileged_userfaultfd to restore */
 };
+
+#define UFFD_SYSCTL "/proc/sys/vm/unprivileged_userfaultfd"
+
+static int sysctl_write(const char *path, const char *val)
+{
+	int fd = open(path, O_WRONLY), err = 0;
+
+	if (fd < 0)
+		return -errno;
+	if (write(fd, val, strlen(val)) != (ssize_t)strlen(val))
+		err = -errno ?: -EIO;
+	close(fd);
+	return err;
+}
 
 FIXTURE_SETUP(hostage)
 {
@@ -199,6 +221,8 @@ FIXTURE_TEARDOWN(hostage)
 		waitpid(self->prog, NULL, 0);
 	}
 	setpriority(PRIO_PROCESS, 0, 0);
+	if (self->uffd_sysctl[0] && sysctl_write(UFFD_SYSCTL, self->uffd_sysctl))
+		TH_LOG("vm.unprivileged_userfaultfd not restored");
 	ut_ctx_cleanup(&self->c);
 	ut_fuse_stop(self->fuse);
 	if (self->other[0])
@@ -468,6 +492,298 @@ TEST_F_TIMEOUT(hostage, fuse_file_whose_reads_wait_holds_up_only_its_readers,
 	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st))
 		TH_LOG("the program: status 0x%x", st);
 	EXPECT_EQ(PROG_CALLS, UT_HITS(0));
+}
+
+/* Whether @pid's wait channel has @what in it. */
+static bool waits_in(pid_t pid, const char *what)
+{
+	char path[64], wchan[64];
+	ssize_t len;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/%d/wchan", pid);
+	fd = open(path, O_RDONLY);
+	if (fd < 0)
+		return false;
+	len = read(fd, wchan, sizeof(wchan) - 1);
+	close(fd);
+	if (len <= 0)
+		return false;
+	wchan[len] = '\0';
+	return strstr(wchan, what);
+}
+
+/* x86-64: the first argument is in %di; $stack0 is the return address. */
+#define FETCH_ARGS "v=+0(%di):x64 s=+8(%di):string c=$comm k=$stack0:x64"
+/* At the return: from the page after the one the entry read. */
+#define FETCH_RET_ARGS "v=+4096($retval):x64"
+#ifdef __x86_64__
+#define SKIP_UNLESS_X86_64()
+#else
+#define SKIP_UNLESS_X86_64() SKIP(return, "the fetch arguments are x86-64's")
+#endif
+#define FETCH_VALUE 0x1122334455667788UL
+#define FETCH_STRING "hostage"
+
+/* A page for the program to pass: FETCH_VALUE, then FETCH_STRING. */
+static void fetch_page_fill(unsigned char *buf, size_t len)
+{
+	unsigned long v = FETCH_VALUE;
+
+	memset(buf, 0, len);
+	memcpy(buf, &v, sizeof(v));
+	strcpy((char *)buf + sizeof(v), FETCH_STRING);
+}
+
+/* The hit probe's root operations, then an unrelated probe's. */
+#define ROOT_OPS_AROUND_A_WAITING_HIT(self, other) do {			\
+	char __del[160];							\
+										\
+	ROOT_OP("defining another probe",					\
+		ut_ctx_probe(&(self)->c, 1, 'p', (self)->exe, (other), NULL, NULL)); \
+	ROOT_OP("enabling it", ut_ctx_enable(&(self)->c, 1, true));		\
+	ROOT_OP("listing uprobe_events", list_events());			\
+	ROOT_OP("disabling it", ut_ctx_enable(&(self)->c, 1, false));		\
+	snprintf(__del, sizeof(__del), "-:%s/%s", GRP, ut_ev(&(self)->c, 1));	\
+	ROOT_OP("deleting it", ut_append("uprobe_events", __del));		\
+	ROOT_OP("a fork and exec", fork_exec());				\
+	ROOT_OP("disabling the hit probe", ut_ctx_enable(&(self)->c, 0, false)); \
+	snprintf(__del, sizeof(__del), "-:%s/%s", GRP, ut_ev(&(self)->c, 0));	\
+	ROOT_OP("deleting the hit probe", ut_append("uprobe_events", __del));	\
+} while (0)
+
+/* The return address in a return probe's record: "(0xRET <- 0xFUNC)". */
+static unsigned long ret_ip(const char *line)
+{
+	const char *p = strstr(line, "(0x");
+
+	return p ? strtoul(p + 1, NULL, 16) : 0;
+}
+
+/*
+ * Fetch arguments from pages the program has never read, at a function's
+ * entry and at its return: each hit brings its page in, and its record
+ * holds the page's bytes, at the first call as at the second.  The return
+ * address read at the entry is the caller's, not the trampoline's that
+ * the return probe puts there.
+ */
+TEST_F(hostage, fetch_from_a_page_not_yet_read_records_its_bytes)
+{
+	unsigned char page[2 * 4096];
+	char line[512], rline[512], v[64], str[64], comm[64], k[64];
+	char want[64], want_comm[64] = "\"";
+	char *c;
+	long off;
+	int st, i;
+	pid_t prog;
+
+	SKIP_UNLESS_X86_64();
+
+	UT_SYM(off, self->exe, "hostage_fetch");
+	snprintf(self->other, sizeof(self->other), "/tmp/ust_fetch_%d", getpid());
+	fetch_page_fill(page, 4096);
+	fetch_page_fill(page + 4096, 4096);
+	ASSERT_EQ(0, ut_new_file(self->other, page, sizeof(page)));
+	c = ut_slurp("/proc/self/comm", NULL);
+	ASSERT_NE(NULL, c);
+	c[strcspn(c, "\n")] = '\0';
+	snprintf(want_comm + 1, sizeof(want_comm) - 1, "%s\"", c);
+	free(c);
+	UT_PROBE(0, 'p', self->exe, off, NULL, FETCH_ARGS);
+	UT_PROBE(1, 'r', self->exe, off, NULL, FETCH_RET_ARGS);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	fflush(stdout);
+	fflush(stderr);
+	prog = fork();
+	ASSERT_LE(0, prog);
+	if (!prog) {
+		unsigned char *m = ut_map_file(self->other, sizeof(page), PROT_READ);
+
+		if (m == MAP_FAILED)
+			_exit(2);
+		hostage_fetch(m);
+		hostage_fetch(m);
+		_exit(0);
+	}
+	ASSERT_EQ(prog, waitpid(prog, &st, 0));
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("status 0x%x", st);
+	UT_ENABLE(0, false);
+	UT_ENABLE(1, false);
+	EXPECT_EQ(2, UT_LINES(0, 0)) TH_LOG("records of the entry hits");
+	EXPECT_EQ(2, UT_LINES(1, 0)) TH_LOG("records of the returns");
+	snprintf(want, sizeof(want), "0x%lx", FETCH_VALUE);
+	for (i = 0; i < 2; i++) {
+		ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 0), i, line, sizeof(line)))
+			TH_LOG("no record of entry %d", i + 1);
+		ASSERT_EQ(0, ut_trace_line(ut_ev(&self->c, 1), i, rline, sizeof(rline)))
+			TH_LOG("no record of return %d", i + 1);
+		ASSERT_EQ(0, ut_field(line, "v", v, sizeof(v))) TH_LOG("%s", line);
+		ASSERT_EQ(0, ut_field(line, "s", str, sizeof(str))) TH_LOG("%s", line);
+		ASSERT_EQ(0, ut_field(line, "c", comm, sizeof(comm))) TH_LOG("%s", line);
+		ASSERT_EQ(0, ut_field(line, "k", k, sizeof(k))) TH_LOG("%s", line);
+		EXPECT_STREQ(want, v) TH_LOG("entry %d: %s", i + 1, line);
+		EXPECT_STREQ("\"" FETCH_STRING "\"", str) TH_LOG("entry %d: %s", i + 1, line);
+		EXPECT_STREQ(want_comm, comm) TH_LOG("entry %d: %s", i + 1, line);
+		EXPECT_EQ(ret_ip(rline), strtoul(k, NULL, 16))
+			TH_LOG("entry %d's return address: %s; the return: %s",
+			       i + 1, line, rline);
+		ASSERT_EQ(0, ut_field(rline, "v", v, sizeof(v))) TH_LOG("%s", rline);
+		EXPECT_STREQ(want, v) TH_LOG("return %d: %s", i + 1, rline);
+	}
+}
+
+/*
+ * A fetch argument from a FUSE file's page whose read waits for the
+ * daemon.  The hit waits; root's operations, on the hit probe too, do
+ * not.  Once the daemon answers the program goes on unharmed.
+ */
+TEST_F_TIMEOUT(hostage, fetch_waiting_on_a_fuse_page_holds_up_no_root_operation,
+	       2 * UT_FUSE_STALL_MAX + 120)
+{
+	unsigned char page[4096];
+	long off, other;
+	int fd, st;
+	pid_t prog;
+	double t0;
+
+	SKIP_UNLESS_X86_64();
+
+	UT_SYM(off, self->exe, "hostage_fetch");
+	UT_SYM(other, self->exe, "hostage_idle");
+	fetch_page_fill(page, sizeof(page));
+	self->fuse = ut_fuse_start(page, sizeof(page));
+	if (!self->fuse)
+		SKIP(return, "no FUSE mount: %s", strerror(errno));
+	fd = open(self->fuse->path, O_RDONLY);
+	ASSERT_LE(0, fd);
+	ASSERT_EQ(0, posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED));
+	close(fd);
+	UT_PROBE(0, 'p', self->exe, off, NULL, FETCH_ARGS);
+	UT_ENABLE(0, true);
+	self->fuse->stall = 1;
+	fflush(stdout);
+	fflush(stderr);
+	prog = fork();
+	ASSERT_LE(0, prog);
+	if (!prog) {
+		unsigned char *m = ut_map_file(self->fuse->path, sizeof(page), PROT_READ);
+
+		if (m == MAP_FAILED)
+			_exit(2);
+		hostage_fetch((void *)m);
+		_exit(0);
+	}
+	self->prog = prog;
+	t0 = now();
+	while (now() - t0 < 10 && !self->fuse->stalled && !ended(prog))
+		usleep(10000);
+	ASSERT_LT(0, self->fuse->stalled) TH_LOG("no read waits: nothing tested");
+
+	ROOT_OPS_AROUND_A_WAITING_HIT(self, other);
+	EXPECT_FALSE(ended(prog)) TH_LOG("the program ran before the daemon answered");
+
+	self->fuse->stall = 0;
+	ASSERT_EQ(prog, waitpid(prog, &st, 0));
+	self->prog = 0;
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("the program: status 0x%x", st);
+}
+
+/*
+ * As nobody: a fetch argument from memory registered with a userfaultfd
+ * for kernel faults too, which the program answers only after
+ * HOSTAGE_SECONDS.
+ */
+static int uffd_fetch_program(struct hostage *h)
+{
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { 0 };
+	struct uffdio_zeropage zp = { 0 };
+	long page = sysconf(_SC_PAGESIZE);
+	double until = now() + HOSTAGE_SECONDS;
+	gid_t g = NOBODY;
+	void *m;
+	int uffd;
+
+	if (setgroups(1, &g) || setgid(NOBODY) ||
+	    prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) || setuid(NOBODY))
+		return 2;
+	if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) || getppid() == 1)
+		return 2;
+	m = mmap(NULL, page, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	uffd = syscall(__NR_userfaultfd, O_CLOEXEC);
+	if (m == MAP_FAILED || uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
+		h->err = -1;
+		return 3;
+	}
+	reg.range.start = (unsigned long)m;
+	reg.range.len = page;
+	reg.mode = UFFDIO_REGISTER_MODE_MISSING;
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		h->err = -1;
+		return 3;
+	}
+	if (!fork()) {
+		/* The answer, from a child sharing nothing but the uffd. */
+		if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0))
+			_exit(2);
+		while (!h->stop && now() < until)
+			usleep(100000);
+		zp.range = reg.range;
+		_exit(ioctl(uffd, UFFDIO_ZEROPAGE, &zp) ? 4 : 0);
+	}
+	h->running = 1;
+	hostage_fetch(m);
+	h->running = 2;
+	return 0;
+}
+
+TEST_F_TIMEOUT(hostage, fetch_waiting_on_userfaultfd_memory_holds_up_no_root_operation,
+	       HOSTAGE_SECONDS + 120)
+{
+	char *old;
+	long off, other;
+	int st;
+	double t0;
+
+	SKIP_UNLESS_X86_64();
+
+	UT_SYM(off, self->exe, "hostage_fetch");
+	UT_SYM(other, self->exe, "hostage_idle");
+	old = ut_slurp(UFFD_SYSCTL, NULL);
+	if (!old)
+		SKIP(return, "no vm.unprivileged_userfaultfd (CONFIG_USERFAULTFD)");
+	snprintf(self->uffd_sysctl, sizeof(self->uffd_sysctl), "%s", old);
+	free(old);
+	ASSERT_EQ(0, sysctl_write(UFFD_SYSCTL, "1"));
+	UT_PROBE(0, 'p', self->exe, off, NULL, FETCH_ARGS);
+	UT_ENABLE(0, true);
+	fflush(stdout);
+	fflush(stderr);
+	self->prog = fork();
+	ASSERT_LE(0, self->prog);
+	if (!self->prog)
+		_exit(uffd_fetch_program(self->h));
+	t0 = now();
+	while (now() - t0 < 10 && !waits_in(self->prog, "userfault") &&
+	       !ended(self->prog))
+		usleep(10000);
+	/* The program has its userfaultfd, or never will. */
+	ASSERT_EQ(0, sysctl_write(UFFD_SYSCTL, self->uffd_sysctl));
+	self->uffd_sysctl[0] = '\0';
+	if (self->h->err < 0)
+		SKIP(return, "no userfaultfd for nobody (CONFIG_USERFAULTFD)");
+	ASSERT_TRUE(waits_in(self->prog, "userfault"))
+		TH_LOG("the hit does not wait for the userfaultfd: nothing tested");
+
+	ROOT_OPS_AROUND_A_WAITING_HIT(self, other);
+	EXPECT_EQ(1, self->h->running) TH_LOG("the program ran before its answer");
+
+	self->h->stop = 1;
+	ASSERT_EQ(self->prog, waitpid(self->prog, &st, 0));
+	self->prog = 0;
+	EXPECT_TRUE(WIFEXITED(st) && !WEXITSTATUS(st)) TH_LOG("the program: status 0x%x", st);
+	EXPECT_EQ(2, self->h->running);
 }
 
 UT_HARNESS_MAIN
