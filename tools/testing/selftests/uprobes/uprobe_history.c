@@ -48,6 +48,19 @@ NOINLINE long hist_strings(const char *s)
 	return strlen(s);
 }
 
+/* The two places of a multi-probe event. */
+NOINLINE long hist_multi_a(long a)
+{
+	asm volatile("" ::: "memory");
+	return a + 2;
+}
+
+NOINLINE long hist_multi_b(long a)
+{
+	asm volatile("" ::: "memory");
+	return a + 3;
+}
+
 FIXTURE(hist) {
 	struct ut_ctx c;
 	char exe[PATH_MAX];
@@ -887,6 +900,146 @@ TEST_F(hist, task_event_on_a_non_leader_thread_counts_that_thread)
 TEST_F(hist, task_event_ignores_a_clone_vm_child)
 {
 	pidf_run(_metadata, self, pidf_clone_vm_child, 25);
+}
+
+/* Rounds of calls a multi-probe child makes, each when told. */
+struct multi {
+	volatile int round;	/* set by the test: make round @round's calls */
+	volatile int done;	/* set by the child: rounds made */
+};
+
+static const int multi_calls[][2] = { { 3, 4 }, { 2, 1 }, { 5, 0 }, { 1, 6 } };
+#define MULTI_ROUNDS ((int)ARRAY_SIZE(multi_calls))
+
+static int multi_child(void *arg)
+{
+	struct multi *m = arg;
+	long sum = 0;
+	int r, i;
+
+	for (r = 1; r <= MULTI_ROUNDS; r++) {
+		while (m->round < r)
+			usleep(1000);
+		for (i = 0; i < multi_calls[r - 1][0]; i++)
+			sum += hist_multi_a(i);
+		for (i = 0; i < multi_calls[r - 1][1]; i++)
+			sum += hist_multi_b(i);
+		m->done = r;
+	}
+	return sum ? 0 : 1;
+}
+
+/* Have the child make round @r's calls: 0, or -1 if it does not. */
+static int multi_round(struct multi *m, int r)
+{
+	int i;
+
+	m->round = r;
+	for (i = 0; i < 10000 && m->done < r; i++)
+		usleep(1000);
+	return m->done < r ? -1 : 0;
+}
+
+static long long fd_count(int fd)
+{
+	long long n = -1;
+
+	return read(fd, &n, sizeof(n)) == sizeof(n) ? n : -1;
+}
+
+/* A perf counter on tracefs event @id: for task @pid, or on @cpu. */
+static int open_tracepoint(int id, pid_t pid, int cpu)
+{
+	struct perf_event_attr attr = {
+		.size = sizeof(attr),
+		.type = PERF_TYPE_TRACEPOINT,
+		.config = id,
+	};
+	int fd = syscall(__NR_perf_event_open, &attr, pid, cpu, -1,
+			 PERF_FLAG_FD_CLOEXEC);
+
+	return fd < 0 ? -errno : fd;
+}
+
+/*
+ * 5.7's multi-probe events linked a perf event into each probe's filter
+ * (fixed in 5.8, "tracing/uprobe: Fix double perf_event linking on
+ * multiprobe uprobe"): closing it corrupted the list.  Perf events on an
+ * event with two probes, per task and per CPU, opened and closed in turn:
+ * each counts the hits at both places while it is open, exactly, and the
+ * program runs on.
+ */
+TEST_F(hist, perf_events_on_a_multi_probe_event_count_each_place_once)
+{
+	int task[2] = { -1, -1 }, cpu[8], ncpu, id, i, c, st;
+	long long want_task[2] = { 0, 0 }, want_cpu = 0, n;
+	char def[PATH_MAX + 128], *s;
+	long off_a, off_b;
+	struct multi *m;
+
+	UT_SYM(off_a, self->exe, "hist_multi_a");
+	UT_SYM(off_b, self->exe, "hist_multi_b");
+	UT_PROBE(0, 'p', self->exe, off_a, NULL, NULL);
+	snprintf(def, sizeof(def), "p:%s/%s %s:0x%lx", GRP, ut_ev(&self->c, 0),
+		 self->exe, off_b);
+	ASSERT_EQ(0, ut_probe_add(def)) TH_LOG("the second probe of the event");
+	snprintf(def, sizeof(def), "events/%s/%s/id", GRP, ut_ev(&self->c, 0));
+	s = ut_read(def);
+	ASSERT_NE(NULL, s);
+	id = atoi(s);
+	free(s);
+	ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	ASSERT_LT(0, ncpu);
+	if (ncpu > 8)
+		ncpu = 8;
+	m = shared_mem(sizeof(*m));
+	ASSERT_NE(NULL, m);
+	self->child = run_child(multi_child, m);
+	ASSERT_LT(0, self->child);
+
+	for (i = 0; i < 2; i++) {
+		task[i] = open_tracepoint(id, self->child, -1);
+		ASSERT_LE(0, task[i]) TH_LOG("per-task event %d: %s", i, strerror(-task[i]));
+	}
+	for (i = 0; i < ncpu; i++) {
+		cpu[i] = open_tracepoint(id, -1, i);
+		ASSERT_LE(0, cpu[i]) TH_LOG("per-CPU event %d: %s", i, strerror(-cpu[i]));
+	}
+	for (i = 1; i <= MULTI_ROUNDS; i++) {
+		long long calls = multi_calls[i - 1][0] + multi_calls[i - 1][1];
+
+		ASSERT_EQ(0, multi_round(m, i)) TH_LOG("round %d not made", i);
+		want_task[0] += task[0] >= 0 ? calls : 0;
+		want_task[1] += task[1] >= 0 ? calls : 0;
+		want_cpu += cpu[0] >= 0 ? calls : 0;
+		if (task[0] >= 0)
+			EXPECT_EQ(want_task[0], fd_count(task[0])) TH_LOG("round %d", i);
+		if (task[1] >= 0)
+			EXPECT_EQ(want_task[1], fd_count(task[1])) TH_LOG("round %d", i);
+		if (cpu[0] >= 0) {
+			for (c = 0, n = 0; c < ncpu; c++)
+				n += fd_count(cpu[c]);
+			EXPECT_EQ(want_cpu, n) TH_LOG("round %d, per-CPU events", i);
+		}
+		/* Close one kind after another; reopen the first at the end. */
+		if (i == 1) {
+			close(task[0]);
+			task[0] = -1;
+		} else if (i == 2) {
+			for (c = 0; c < ncpu; c++)
+				close(cpu[c]);
+			cpu[0] = -1;
+		} else if (i == 3) {
+			close(task[1]);
+			task[1] = open_tracepoint(id, self->child, -1);
+			ASSERT_LE(0, task[1]) TH_LOG("reopened: %s", strerror(-task[1]));
+			want_task[1] = 0;
+		}
+	}
+	st = child_status(&self->child);
+	EXPECT_EQ(0, st) TH_LOG("child status %#x", st);
+	close(task[1]);
+	munmap(m, sizeof(*m));
 }
 
 #define INH_THREADS	3
