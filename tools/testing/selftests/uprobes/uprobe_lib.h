@@ -1255,6 +1255,19 @@ static inline int ut_huge_code_file(const char *path)
 	return err;
 }
 
+/* The value of @key ("\nName:") in /proc/meminfo, in kB; -1 if none. */
+static inline long ut_meminfo_kb(const char *key)
+{
+	char *all = ut_slurp("/proc/meminfo", NULL), *p;
+	long v = -1;
+
+	p = all ? strstr(all, key) : NULL;
+	if (p)
+		v = strtol(p + strlen(key), NULL, 10);
+	free(all);
+	return v;
+}
+
 /* A free huge page's worth of memory, after the earlier programs. */
 static inline void ut_compact_memory(void)
 {

@@ -1014,18 +1014,6 @@ static void run_phase(struct __test_metadata *_metadata, FIXTURE_DATA(stress) *s
 	say("run of %d s: %.1f s with the wind-down\n", secs, now_s() - t0);
 }
 
-static long meminfo_kb(const char *key)
-{
-	char *all = ut_slurp("/proc/meminfo", NULL), *p;
-	long v = -1;
-
-	p = all ? strstr(all, key) : NULL;
-	if (p)
-		v = strtol(p + strlen(key), NULL, 10);
-	free(all);
-	return v;
-}
-
 /*
  * Slab in kB once things settle: deferred frees (RCU, task_work) get a
  * moment, caches are dropped, and the lowest of three readings counts.
@@ -1073,8 +1061,8 @@ static long settled_slab_kb(long *sun)
 		}
 		shrink_slab_caches();
 		usleep(500000);
-		v = meminfo_kb("\nSlab:");
-		u = meminfo_kb("\nSUnreclaim:");
+		v = ut_meminfo_kb("\nSlab:");
+		u = ut_meminfo_kb("\nSUnreclaim:");
 		if (v < 0 || u < 0 || best < 0)
 			return -1;
 		if (v < best)
