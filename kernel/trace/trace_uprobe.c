@@ -96,7 +96,7 @@ void trace_uprobe_put(struct trace_uprobe *tu)
 		trace_uprobe_release_memory(tu);
 }
 
-/**
+/*
  * trace_uprobe_stop_late_hits - no hit finished later writes any more
  * @tu: the probe point, whose handlers are over (uprobe_unregister_sync())
  *
@@ -107,7 +107,7 @@ void trace_uprobe_put(struct trace_uprobe *tu)
  * Context: event_mutex held; waits for an RCU grace period, and only when
  * such a hit is pending.
  */
-void trace_uprobe_stop_late_hits(struct trace_uprobe *tu)
+static void trace_uprobe_stop_late_hits(struct trace_uprobe *tu)
 {
 	if (refcount_read(&tu->ref) == 1) {
 		/* After the last late hit's accesses: see its put. */

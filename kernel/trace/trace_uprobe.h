@@ -82,7 +82,6 @@ struct trace_uprobe *trace_uprobe_alloc(const char *group, const char *event,
 void trace_uprobe_free(struct trace_uprobe *tu);
 void trace_uprobe_free_later(struct trace_uprobe *tu);
 void trace_uprobe_put(struct trace_uprobe *tu);
-void trace_uprobe_stop_late_hits(struct trace_uprobe *tu);
 
 /* The probe points of the event @probe belongs to, @probe included. */
 #define for_each_sibling(pos, probe)	\
