@@ -2,30 +2,34 @@
 /*
  * uprobes: writing and removing breakpoints in the mms that map a file.
  *
- * A breakpoint goes into the mm's private copy of the page (a forced
- * write fault, as ptrace pokes text), one opcode in one store; the page
- * cache keeps the original.  The mm's bp table caches address -> probe
- * for the hit path: an entry is added before its breakpoint is written
- * and erased before it is restored.  Entries lost while the breakpoint
- * stays (vma merge or split, mremap, truncation) are re-added by the slow
- * lookup; an entry for an address that maps something else must never
- * stay (every unmap calls uprobe_munmap(), fork copies only the entries
- * of copied VMAs).
+ * A breakpoint goes into the mm's private copy of the page, one opcode in
+ * one store; the page cache keeps the original.  The copy is made here,
+ * not by a forced write fault, so that its memory cgroup charge may fail.
+ * The mm's bp table caches address -> probe for the hit path: an entry is
+ * added before its breakpoint is written and erased before it is
+ * restored.  Entries lost while the breakpoint stays (vma merge or split,
+ * mremap, truncation) are re-added by the slow lookup; an entry for an
+ * address that maps something else must never stay (every unmap calls
+ * uprobe_munmap(), fork copies only the entries of copied VMAs).
  */
 
 #define pr_fmt(fmt) "uprobes: " fmt
 
 #include <linux/highmem.h>
 #include <linux/mm.h>
+#include <linux/memcontrol.h>
 #include <linux/mman.h>
+#include <linux/mmu_notifier.h>
 #include <linux/oom.h>
 #include <linux/pagemap.h>
 #include <linux/rmap.h>
 #include <linux/sched/coredump.h>
 #include <linux/sched/mm.h>
 #include <linux/slab.h>
+#include <linux/swap.h>
 #include <linux/uaccess.h>
 #include <linux/uprobes.h>
+#include <linux/userfaultfd_k.h>
 
 #include "uprobes_internal.h"
 
@@ -131,13 +135,11 @@ static void drop_identical_copy(struct vm_area_struct *vma, unsigned long vaddr,
 }
 
 /*
- * Take @page, mapped at @vaddr, out of the page table while it is written
- * (QEMU's TCG would keep running stale translations of it); @pvmw then
- * holds the page table lock.  Return: false if no PTE maps it there.
+ * Find the PTE that maps @page at @vaddr; @pvmw then holds the page table
+ * lock.  Return: false if none does (reclaim or migration got there).
  */
-static bool unmap_copy(struct vm_area_struct *vma, struct page *page,
-		       unsigned long vaddr, struct page_vma_mapped_walk *pvmw,
-		       pte_t *pte)
+static bool find_pte(struct vm_area_struct *vma, struct page *page,
+		     unsigned long vaddr, struct page_vma_mapped_walk *pvmw)
 {
 	*pvmw = (struct page_vma_mapped_walk){
 		.pfn = page_to_pfn(page), .nr_pages = 1,
@@ -150,95 +152,54 @@ static bool unmap_copy(struct vm_area_struct *vma, struct page *page,
 		page_vma_mapped_walk_done(pvmw);
 		return false;
 	}
-	*pte = ptep_clear_flush(pvmw->vma, pvmw->address, pvmw->pte);
 	return true;
 }
 
-/* Would installing (or restoring) the picked @items change @page? */
+/*
+ * Would installing (or restoring) the picked @items change @page?  Sets
+ * ->foreign where an install finds the program's own byte.
+ */
 static bool page_needs_write(struct uprobe_walk_item *items, unsigned int nr,
 			     struct page *page, bool install)
 {
 	uprobe_opcode_t cur;
+	bool any = false;
 	unsigned int i;
 
 	for (i = 0; i < nr; i++) {
 		if (!items[i].pick)
 			continue;
 		page_opcode(page, items[i].vaddr, &cur);
-		if (is_swbp_insn(&cur) != install &&
-		    (!install ||
-		     !memcmp(&cur, items[i].orig, UPROBE_SWBP_INSN_SIZE)))
-			return true;
+		if (is_swbp_insn(&cur) == install)
+			continue;
+		if (!install || !memcmp(&cur, items[i].orig, UPROBE_SWBP_INSN_SIZE))
+			any = true;
+		else
+			items[i].foreign = true;
 	}
-	return false;
+	return any;
 }
 
 /*
- * Write @swbp (@install) or ->orig at the picked @items, all on one page
- * of @mm, with one forced write fault.  Sets ->written where a byte
- * changed, ->foreign where the program's own byte was left.
+ * Write @swbp (@install) or ->orig at the picked @items in @page, which
+ * @vma maps there, or will map once written (@fresh).  Sets ->written
+ * where a byte changed.  Return: true if one did.
  */
-static int write_page_opcodes(struct mm_struct *mm,
-			      struct uprobe_walk_item *items, unsigned int nr,
-			      bool install, uprobe_opcode_t swbp)
+static bool put_opcodes(struct vm_area_struct *vma, struct page *page,
+			bool fresh, struct uprobe_walk_item *items,
+			unsigned int nr, bool install, uprobe_opcode_t swbp)
 {
-	unsigned int flags = FOLL_FORCE | FOLL_WRITE | FOLL_SPLIT_PMD;
-	struct page_vma_mapped_walk pvmw;
+	void *kaddr = kmap_local_page(page);
 	struct uprobe_walk_item *it;
-	struct vm_area_struct *vma;
-	unsigned long vaddr = 0;
-	bool dirty = false, unmapped;
-	struct page *page;
-	unsigned int i, tries;
-	void *kaddr;
-	pte_t pte;
-	long got;
+	bool dirty = false;
+	unsigned int i;
 
-	mmap_assert_write_locked(mm);
-	for (i = 0; i < nr && !vaddr; i++)
-		if (items[i].pick)
-			vaddr = items[i].vaddr;
-	if (!install) {
-		bool any;
-
-		page = peek_page(mm, vaddr);
-		if (IS_ERR(page))
-			return PTR_ERR(page);
-		/* The file's own page holds no breakpoint of ours. */
-		any = PageAnon(page) &&
-		      page_needs_write(items, nr, page, false);
-		put_page(page);
-		if (!any)
-			return 0;
-	}
-	/* Reclaim or migration may unmap the page before the walk: retry. */
-	for (tries = 0; ; tries++) {
-		got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma,
-					    NULL);
-		if (got != 1)
-			return got < 0 ? got : -EFAULT;
-		/* Never write through to the page cache. */
-		if (WARN_ON_ONCE(!PageAnon(page) ||
-				 (vma->vm_flags & VM_MAYSHARE))) {
-			put_page(page);
-			return -EFAULT;
-		}
-		if (install && !page_needs_write(items, nr, page, true)) {
-			unmapped = false;
-			break;
-		}
-		unmapped = unmap_copy(vma, page, vaddr, &pvmw, &pte);
-		if (unmapped || tries == 2)
-			break;
-		put_page(page);
-	}
-	kaddr = kmap_local_page(page);
 	for (i = 0; i < nr; i++) {
 		uprobe_opcode_t cur, op = swbp;
 		void *at;
 
 		it = &items[i];
-		if (!it->pick)
+		if (!it->pick || it->foreign)
 			continue;
 		at = kaddr + offset_in_page(it->vaddr);
 		memcpy(&cur, at, UPROBE_SWBP_INSN_SIZE);
@@ -254,12 +215,187 @@ static int write_page_opcodes(struct mm_struct *mm,
 		if (!memcmp(&cur, &op, UPROBE_SWBP_INSN_SIZE) ||
 		    is_swbp_insn(&cur) == install)
 			continue;
-		copy_to_user_page(vma, page, it->vaddr, at, &op,
-				  UPROBE_SWBP_INSN_SIZE);
+		if (fresh)
+			memcpy(at, &op, UPROBE_SWBP_INSN_SIZE);
+		else
+			copy_to_user_page(vma, page, it->vaddr, at, &op,
+					  UPROBE_SWBP_INSN_SIZE);
 		it->written = true;
 		dirty = true;
 	}
 	kunmap_local(kaddr);
+	if (dirty && fresh)
+		flush_dcache_page(page);
+	return dirty;
+}
+
+/*
+ * Install the @items over @old, the file's page mapped at @vaddr: map a
+ * new private copy with them written.  The copy is charged to the mm's
+ * memory cgroup with __GFP_RETRY_MAYFAIL: at its limit this mm is left
+ * out (-EDQUOT) where a write fault would OOM-kill the program for a
+ * probe.  Return: the copy, with a reference; NULL if nothing was to be
+ * written after all; or an ERR_PTR, -EAGAIN when @old is no longer
+ * mapped there.
+ */
+static struct page *map_new_copy(struct vm_area_struct *vma,
+				 struct page *old, unsigned long vaddr,
+				 struct uprobe_walk_item *items, unsigned int nr,
+				 uprobe_opcode_t swbp)
+{
+	const gfp_t gfp = __GFP_RETRY_MAYFAIL | __GFP_NOWARN;
+	unsigned long addr = vaddr & PAGE_MASK;
+	struct mm_struct *mm = vma->vm_mm;
+	struct page_vma_mapped_walk pvmw;
+	struct mmu_notifier_range range;
+	struct page *new;
+	pte_t pte, entry;
+	int err;
+
+	err = anon_vma_prepare(vma);
+	if (err)
+		return ERR_PTR(err);
+	new = alloc_page_vma(GFP_HIGHUSER_MOVABLE | gfp, vma, addr);
+	if (!new)
+		return ERR_PTR(-ENOMEM);
+	if (mem_cgroup_charge(page_folio(new), mm, GFP_KERNEL | gfp)) {
+		put_page(new);
+		return ERR_PTR(-EDQUOT);
+	}
+	if (copy_mc_user_highpage(new, old, addr, vma)) {
+		memory_failure_queue(page_to_pfn(old), 0);
+		put_page(new);
+		return ERR_PTR(-EHWPOISON);
+	}
+	SetPageUptodate(new);
+
+	mmu_notifier_range_init(&range, MMU_NOTIFY_CLEAR, 0, vma, mm, addr,
+				addr + PAGE_SIZE);
+	mmu_notifier_invalidate_range_start(&range);
+	if (!find_pte(vma, old, addr, &pvmw)) {
+		err = -EAGAIN;
+		goto out;
+	}
+	/* Write-protected by userfaultfd: as a forced write fault fails. */
+	if (userfaultfd_pte_wp(vma, *pvmw.pte)) {
+		err = -EFAULT;
+		goto out_unlock;
+	}
+	/* The file changed under us: nothing to write. */
+	if (!put_opcodes(vma, new, true, items, nr, true, swbp))
+		goto out_unlock;
+	/* As a write fault's copy would be, but not writable. */
+	entry = pte_sw_mkyoung(pte_mkdirty(mk_pte(new, vma->vm_page_prot)));
+	flush_cache_page(vma, addr, page_to_pfn(old));
+	pte = ptep_clear_flush(vma, addr, pvmw.pte);
+	if (pte_soft_dirty(pte))
+		entry = pte_mksoft_dirty(entry);
+	if (pte_uffd_wp(pte))
+		entry = pte_mkuffd_wp(entry);
+	dec_mm_counter(mm, mm_counter_file(old));
+	inc_mm_counter(mm, MM_ANONPAGES);
+	page_add_new_anon_rmap(new, vma, addr);
+	lru_cache_add_inactive_or_unevictable(new, vma);
+	/* The mapping takes the allocation's reference; this is the caller's. */
+	get_page(new);
+	set_pte_at_notify(mm, addr, pvmw.pte, entry);
+	update_mmu_cache(vma, addr, pvmw.pte);
+	page_remove_rmap(old, vma, false);
+	put_page(old);
+	page_vma_mapped_walk_done(&pvmw);
+	mmu_notifier_invalidate_range_end(&range);
+	return new;
+
+out_unlock:
+	page_vma_mapped_walk_done(&pvmw);
+out:
+	mmu_notifier_invalidate_range_end(&range);
+	put_page(new);
+	return err ? ERR_PTR(err) : NULL;
+}
+
+/*
+ * Write @swbp (@install) or ->orig at the picked @items, all on one page
+ * of @mm.  Over the file's page an install maps a new copy; otherwise one
+ * forced write fault makes the mm's page its own, then it is written.
+ */
+static int write_page_opcodes(struct mm_struct *mm,
+			      struct uprobe_walk_item *items, unsigned int nr,
+			      bool install, uprobe_opcode_t swbp)
+{
+	unsigned int flags = FOLL_FORCE | (install ? FOLL_SPLIT_PMD : 0);
+	struct page_vma_mapped_walk pvmw;
+	struct vm_area_struct *vma;
+	unsigned long vaddr = 0;
+	bool dirty, unmapped;
+	struct page *page;
+	unsigned int i, tries;
+	pte_t pte;
+	long got;
+
+	mmap_assert_write_locked(mm);
+	for (i = 0; i < nr && !vaddr; i++)
+		if (items[i].pick)
+			vaddr = items[i].vaddr;
+	got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma, NULL);
+	if (got != 1)
+		return got < 0 ? got : -EFAULT;
+	/* The file's own page holds no breakpoint of ours. */
+	if ((!install && !PageAnon(page)) ||
+	    !page_needs_write(items, nr, page, install)) {
+		put_page(page);
+		return 0;
+	}
+	/* Not DAX: its pages are mapped without a reference or rmap. */
+	if (install && !PageAnon(page) && !is_zone_device_page(page) &&
+	    !(vma->vm_flags & VM_MAYSHARE) &&
+	    folio_mapping(page_folio(page)) == vma->vm_file->f_mapping) {
+		struct page *new = map_new_copy(vma, page, vaddr, items, nr,
+						swbp);
+
+		put_page(page);
+		if (!IS_ERR_OR_NULL(new))
+			put_page(new);
+		if (!IS_ERR(new))
+			return 0;
+		/* Unmapped meanwhile: let the fault path find what is there. */
+		if (PTR_ERR(new) != -EAGAIN)
+			return PTR_ERR(new);
+	} else {
+		put_page(page);
+	}
+
+	/* Reclaim or migration may unmap the page before the walk: retry. */
+	flags |= FOLL_WRITE | FOLL_SPLIT_PMD;
+	for (tries = 0; ; tries++) {
+		got = get_user_pages_remote(mm, vaddr, 1, flags, &page, &vma,
+					    NULL);
+		if (got != 1)
+			return got < 0 ? got : -EFAULT;
+		/* Never write through to the page cache. */
+		if (WARN_ON_ONCE(!PageAnon(page) ||
+				 (vma->vm_flags & VM_MAYSHARE))) {
+			put_page(page);
+			return -EFAULT;
+		}
+		if (install && !page_needs_write(items, nr, page, true)) {
+			unmapped = false;
+			break;
+		}
+		/*
+		 * Out of the page table while it is written: QEMU's TCG
+		 * would keep running stale translations of it.
+		 */
+		unmapped = find_pte(vma, page, vaddr, &pvmw);
+		if (unmapped) {
+			pte = ptep_clear_flush(vma, pvmw.address, pvmw.pte);
+			break;
+		}
+		if (tries == 2)
+			break;
+		put_page(page);
+	}
+	dirty = put_opcodes(vma, page, false, items, nr, install, swbp);
 	if (unmapped) {
 		set_pte_at(mm, pvmw.address, pvmw.pte, pte);
 		page_vma_mapped_walk_done(&pvmw);
@@ -487,7 +623,12 @@ static void install_page(struct vm_area_struct *vma,
 		/* No entry, not even the dead probe's the claim replaced. */
 		if (it->failed || it->foreign) {
 			uprobe_bpt_erase(t, it->vaddr);
-			if (it->failed)
+			/* A memory cgroup at its limit leaves only its mm out. */
+			if (it->failed && err == -EDQUOT)
+				pr_warn_ratelimited("probe at %pD:%#llx left out of an mm whose memory cgroup is at its limit\n",
+						    vma->vm_file,
+						    (unsigned long long)it->uprobe->offset);
+			else if (it->failed)
 				it->err = err;
 			continue;
 		}
