@@ -1000,14 +1000,19 @@ fault:
 	return -EFAULT;
 }
 
-/* The trampoline's way in; from anywhere else it does nothing. */
+/*
+ * The trampoline's way in.  Made from anywhere else it is the program's
+ * own, which gets SIGILL, as uretprobe(2) says.
+ */
 SYSCALL_DEFINE0(uretprobe)
 {
 	struct pt_regs *regs = task_pt_regs(current);
 	unsigned long tramp = uprobe_get_syscall_trampoline_vaddr();
 
-	if (tramp == -1UL || regs->ip != tramp + UPROBE_TRAMP_SYSCALL_END)
+	if (tramp == -1UL || regs->ip != tramp + UPROBE_TRAMP_SYSCALL_END) {
+		force_sig(SIGILL);
 		return -ENOSYS;
+	}
 	if (arch_uretprobe_syscall_unwind(regs)) {
 		force_sig(SIGSEGV);
 		return -EFAULT;
