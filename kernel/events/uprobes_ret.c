@@ -124,6 +124,23 @@ static void uprobe_ri_recycle_list(struct uprobe_task *utask,
 	}
 }
 
+/**
+ * arch_uretprobe_is_alive - may a pending return's frame still return?
+ * @ret: the return instance
+ * @ctx: where the question is asked
+ * @regs: the task's registers
+ *
+ * An architecture that cannot tell (from the stack pointer) keeps every
+ * frame until it returns or the chain is full.
+ *
+ * Return: true if the frame may still return through the trampoline.
+ */
+bool __weak arch_uretprobe_is_alive(struct return_instance *ret,
+				    enum rp_check ctx, struct pt_regs *regs)
+{
+	return true;
+}
+
 struct alive_check {
 	enum rp_check		ctx;
 	struct pt_regs		*regs;
