@@ -115,11 +115,22 @@ def files_of(part):
     return [f for f in r.stdout.split('\n') if f]
 
 
+STAGES = 'patches/stages/'
+
+
+def is_stage(part):
+    """A stage: a patch to our own files that the series applies where
+    the change it makes lands; the files before it are the repo's with
+    it reversed (harness/series).  harness/build never applies one."""
+    return part.startswith(STAGES)
+
+
 def resolve(pattern, entries, all_parts):
     """The part a "part:" pattern names: among the series' entries, or
-    (ALL_PARTS) also among the repo's paths; None when there is none."""
+    (ALL_PARTS, or a stage) also among the repo's paths; None when there
+    is none."""
     m = [e for e in entries if fnmatch.fnmatchcase(e, pattern)]
-    if not m and all_parts:
+    if not m and (all_parts or is_stage(pattern)):
         m = sorted(os.path.relpath(p, TOP) for p in glob.glob(os.path.join(TOP, pattern)))
     if len(m) > 1:
         die('%s: "part: %s" matches %s' % (SPLIT, pattern, ' '.join(m)))
