@@ -186,7 +186,6 @@ bool arch_uprobe_ignore(struct arch_uprobe *aup, struct pt_regs *regs);
 void arch_uprobe_copy_ixol(struct page *page, unsigned long vaddr,
 			   void *src, unsigned long len);
 bool arch_uprobe_skip_sstep(struct arch_uprobe *aup, struct pt_regs *regs);
-unsigned long arch_uprobe_get_xol_area(unsigned long len);
 bool arch_uprobe_direct_ok(struct arch_uprobe *aup, struct pt_regs *regs);
 unsigned int arch_uprobe_direct_code(struct arch_uprobe *aup,
 				     unsigned long vaddr, u8 *code);

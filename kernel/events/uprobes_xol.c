@@ -186,19 +186,17 @@ static struct xol_area *xol_area_new(unsigned long vaddr)
 	return area;
 }
 
-/**
- * arch_uprobe_get_xol_area - where to map current's "[uprobes]" area
- * @len: its length
- *
- * By default, the architecture's own placement (its limits, its page
- * table levels), asked for the top of the task's address space.
- *
- * Context: mmap_lock of current->mm held for write.
- * Return: the address, or an error value.
- */
-unsigned long __weak arch_uprobe_get_xol_area(unsigned long len)
+/* The highest free range below TASK_SIZE (the task's own limit). */
+static unsigned long xol_find_range(void)
 {
-	return get_unmapped_area(NULL, TASK_SIZE - len, len, 0, 0);
+	struct vm_unmapped_area_info info = {
+		.flags		= VM_UNMAPPED_AREA_TOPDOWN,
+		.length		= XOL_NR_PAGES * PAGE_SIZE,
+		.low_limit	= max_t(unsigned long, PAGE_SIZE, mmap_min_addr),
+		.high_limit	= TASK_SIZE,
+	};
+
+	return vm_unmapped_area(&info);
 }
 
 /**
@@ -224,7 +222,7 @@ struct xol_area *xol_make_area(void)
 	area = mm->uprobes_state.xol_area;
 	if (area)
 		goto unlock;	/* another thread made it */
-	vaddr = arch_uprobe_get_xol_area(XOL_NR_PAGES * PAGE_SIZE);
+	vaddr = xol_find_range();
 	if (IS_ERR_VALUE(vaddr))
 		goto unlock;
 	if (xol_add_vma(mm, vaddr))

@@ -22,12 +22,10 @@
 #include <linux/kdebug.h>
 #include <linux/kernel.h>
 #include <linux/lockdep.h>
-#include <linux/mm.h>
 #include <linux/mmu_context.h>
 #include <linux/processor.h>
 #include <linux/ptrace.h>
 #include <linux/sched.h>
-#include <linux/security.h>
 #include <linux/signal.h>
 #include <linux/sizes.h>
 #include <linux/syscalls.h>
@@ -592,30 +590,6 @@ unsigned long arch_uprobe_direct_next(struct arch_uprobe *aup,
 				      unsigned long vaddr)
 {
 	return vaddr + aup->op.len;
-}
-
-/**
- * arch_uprobe_get_xol_area() - where to map current's "[uprobes]" area
- * @len: its length
- *
- * The highest free range below TASK_SIZE, current's own limit, a compat
- * task's too.  The area is made in a trap, not in a syscall, where x86's
- * placement (arch_get_unmapped_area_topdown()) would take the limits of
- * a 64-bit task from in_32bit_syscall().
- *
- * Context: mmap_lock of current->mm held for write.
- * Return: the address, or an error value.
- */
-unsigned long arch_uprobe_get_xol_area(unsigned long len)
-{
-	struct vm_unmapped_area_info info = {
-		.flags		= VM_UNMAPPED_AREA_TOPDOWN,
-		.length		= len,
-		.low_limit	= max_t(unsigned long, PAGE_SIZE, mmap_min_addr),
-		.high_limit	= TASK_SIZE,
-	};
-
-	return vm_unmapped_area(&info);
 }
 
 /**
