@@ -4,8 +4,9 @@
 # harness/tests/summarize.sh: harness/summarize takes an RCU stall and a
 # hung task for kernel reports, quotes a report to its last backtrace (a
 # stall on two CPUs, KASAN's three stacks) and not the console lines after
-# it, and repeats a report's head, not its tail, under "What failed".  On
-# consoles written in a temporary directory.  TAP on stdout; exit status 1
+# it, repeats a report's head, not its tail, under "What failed", and
+# counts test_progs's tests and subtests.  On consoles and results
+# written in a temporary directory.  TAP on stdout; exit status 1
 # when a case fails.  A few seconds.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -107,6 +108,48 @@ expect "a hung task fails kernel/no-reports, named by its first line" \
 echo "[    1.0] Linux version 6.1.192+" > "$tmp/clean.log"
 expect "a console without a report passes kernel/no-reports" \
 	sh -c "'$harness/summarize' --results '$tmp/results' --console '$tmp/clean.log' --kunit-py /nonexistent --kunit-suites '' --kernel ours 2>&1 | grep -q '^PASS  *kernel/no-reports'"
+
+# test_progs (the BPF selftests): a subtest counts on its own; a test
+# that failed before its subtests (its skeleton's load) counts as itself;
+# an expected test with no line fails.
+mkdir "$tmp/bpf"
+cat > "$tmp/bpf/bpf-test_progs.log" <<'LOG'
+#1       attach_probe:OK
+test_bpf_cookie:FAIL:skel_open unexpected error: -22
+#2       bpf_cookie:FAIL
+#6/1     usdt/basic:OK
+#6/2     usdt/multispec:SKIP
+#6       usdt:OK
+Summary: 2/1 PASSED, 1 SKIPPED, 1 FAILED
+LOG
+echo 1 > "$tmp/bpf/bpf-test_progs.rc"
+python3 "$harness/summarize" --results "$tmp/bpf" --console "$tmp/clean.log" \
+	--kunit-py /nonexistent --kunit-suites "" --kernel ours \
+	--bpf-tests "attach_probe bpf_cookie/uprobe usdt task_pt_regs" > "$tmp/bpf.out" 2>&1
+expect "test_progs: a test without subtests passes as itself" \
+	grep -q '^PASS  *bpf/attach_probe *$' "$tmp/bpf.out"
+expect "test_progs: subtests count, their test does not" \
+	sh -c "grep -q '^PASS  *bpf/usdt/basic' '$tmp/bpf.out' && grep -q '^SKIP  *bpf/usdt/multispec' '$tmp/bpf.out' && ! grep -q 'bpf/usdt ' '$tmp/bpf.out'"
+expect "test_progs: a test failing before its subtests fails" \
+	grep -q '^FAIL  *bpf/bpf_cookie/uprobe ' "$tmp/bpf.out"
+expect "test_progs: an expected test with no result fails" \
+	grep -q '^FAIL  *bpf/task_pt_regs .*no result' "$tmp/bpf.out"
+
+# A subtest asked for with no line of its own (renamed, filtered out)
+# fails, though its test passed; a guest that died in test_progs (no
+# exit status written) still gets a summary, and the test in flight fails.
+cat > "$tmp/bpf/bpf-test_progs.log" <<'LOG'
+#2       bpf_cookie:OK
+#3       task_pt_regs:OK
+LOG
+rm "$tmp/bpf/bpf-test_progs.rc"
+python3 "$harness/summarize" --results "$tmp/bpf" --console "$tmp/clean.log" \
+	--kunit-py /nonexistent --kunit-suites "" --kernel ours \
+	--bpf-tests "bpf_cookie/uprobe task_pt_regs usdt" > "$tmp/bpf2.out" 2>&1
+expect "test_progs: a subtest asked for without its line fails" \
+	grep -q '^FAIL  *bpf/bpf_cookie/uprobe .*no result' "$tmp/bpf2.out"
+expect "test_progs: no exit status (a dead guest): the summary is still made" \
+	sh -c "grep -q '^PASS  *bpf/task_pt_regs' '$tmp/bpf2.out' && grep -q '^FAIL  *bpf/usdt .*exit missing' '$tmp/bpf2.out' && tail -n 1 '$tmp/bpf2.out' | grep -q 'failed'"
 
 echo "1..$n"
 [ $bad -eq 0 ]
