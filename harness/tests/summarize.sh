@@ -112,6 +112,12 @@ expect "a console without a report passes kernel/no-reports" \
 # test_progs (the BPF selftests): a subtest counts on its own; a test
 # that failed before its subtests (its skeleton's load) counts as itself;
 # an expected test with no line fails.
+# bpf_summary TESTS OUT: summarize's lines for $tmp/bpf's test_progs run
+bpf_summary() {
+	python3 "$harness/summarize" --results "$tmp/bpf" --console "$tmp/clean.log" \
+		--kunit-py /nonexistent --kunit-suites "" --kernel ours \
+		--bpf-tests "$1" > "$2" 2>&1
+}
 mkdir "$tmp/bpf"
 cat > "$tmp/bpf/bpf-test_progs.log" <<'LOG'
 #1       attach_probe:OK
@@ -123,9 +129,7 @@ test_bpf_cookie:FAIL:skel_open unexpected error: -22
 Summary: 2/1 PASSED, 1 SKIPPED, 1 FAILED
 LOG
 echo 1 > "$tmp/bpf/bpf-test_progs.rc"
-python3 "$harness/summarize" --results "$tmp/bpf" --console "$tmp/clean.log" \
-	--kunit-py /nonexistent --kunit-suites "" --kernel ours \
-	--bpf-tests "attach_probe bpf_cookie/uprobe usdt task_pt_regs" > "$tmp/bpf.out" 2>&1
+bpf_summary "attach_probe bpf_cookie/uprobe usdt task_pt_regs" "$tmp/bpf.out"
 expect "test_progs: a test without subtests passes as itself" \
 	grep -q '^PASS  *bpf/attach_probe *$' "$tmp/bpf.out"
 expect "test_progs: subtests count, their test does not" \
@@ -143,9 +147,7 @@ cat > "$tmp/bpf/bpf-test_progs.log" <<'LOG'
 #3       task_pt_regs:OK
 LOG
 rm "$tmp/bpf/bpf-test_progs.rc"
-python3 "$harness/summarize" --results "$tmp/bpf" --console "$tmp/clean.log" \
-	--kunit-py /nonexistent --kunit-suites "" --kernel ours \
-	--bpf-tests "bpf_cookie/uprobe task_pt_regs usdt" > "$tmp/bpf2.out" 2>&1
+bpf_summary "bpf_cookie/uprobe task_pt_regs usdt" "$tmp/bpf2.out"
 expect "test_progs: a subtest asked for without its line fails" \
 	grep -q '^FAIL  *bpf/bpf_cookie/uprobe .*no result' "$tmp/bpf2.out"
 expect "test_progs: no exit status (a dead guest): the summary is still made" \
