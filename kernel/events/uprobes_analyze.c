@@ -288,6 +288,22 @@ unsigned int uprobe_analyze_items(struct vm_area_struct *vma,
 	return done;
 }
 
+/*
+ * Does a probe left to analyse want @mm?  Asked without its mmap_lock, as
+ * the hit path asks filters: a wrong answer only moves the analysis into
+ * the walk, which asks again under the lock.
+ */
+static bool mm_wants_analysis(const struct uprobe_walk_item *items,
+			      unsigned int nr, struct mm_struct *mm)
+{
+	unsigned int i;
+
+	for (i = 0; i < nr; i++)
+		if (item_to_analyze(&items[i], mm))
+			return true;
+	return false;
+}
+
 /**
  * uprobe_analyze_ahead - analyse a walk's probes before the walk
  * @inode: their file
@@ -295,8 +311,8 @@ unsigned int uprobe_analyze_items(struct vm_area_struct *vma,
  * @nr: how many
  *
  * The analysis reads the file, and the walk holds dup_mmap_sem, which
- * every fork waits for.  Each mm is locked for read only.  What is left
- * is analysed by the walk.
+ * every fork waits for.  Each mm a probe wants is locked for read only.
+ * What is left is analysed by the walk.
  *
  * Context: process context, may sleep; no mmap_lock held.
  */
@@ -321,7 +337,13 @@ void uprobe_analyze_ahead(struct inode *inode, struct uprobe_walk_item *items,
 	for (i = 0; i < nr_mms; i++) {
 		VMA_ITERATOR(vmi, mms[i], 0);
 
-		if (left && mmap_read_lock_killable(mms[i]) == 0) {
+		/*
+		 * An mm no probe wants would analyse nothing: skip its lock
+		 * and its VMAs (every mm of a perf event's registration,
+		 * before perf applies its filter).
+		 */
+		if (left && mm_wants_analysis(items, nr, mms[i]) &&
+		    mmap_read_lock_killable(mms[i]) == 0) {
 			for_each_vma(vmi, vma) {
 				if (!left)
 					break;
