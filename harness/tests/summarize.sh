@@ -105,6 +105,21 @@ expect "a KASAN report is quoted with its allocation and free stacks" \
 expect "a hung task fails kernel/no-reports, named by its first line" \
 	sh -c "'$harness/summarize' --results '$tmp/results' --console '$tmp/hung.log' --kunit-py /nonexistent --kunit-suites '' --kernel ours 2>&1 | grep -q '^FAIL  *kernel/no-reports .*: INFO: task uprobe_hostage:812 blocked'"
 
+{
+	echo "[   90.0] harness: SUITE   selftests/uprobes: uprobe_before"
+	echo "[   95.0] harness: SUITE   ftracetest 6.1: uprobe_syntax_errors.tc"
+	cat "$tmp/hung.log"
+} > "$tmp/during.log"
+expect "a report names the suite the guest was running when it began" \
+	sh -c "'$harness/summarize' --results '$tmp/results' --console '$tmp/during.log' --kunit-py /nonexistent --kunit-suites '' --kernel ours 2>&1 | grep -q '^FAIL  *kernel/no-reports .*: (during ftracetest 6.1: uprobe_syntax_errors.tc) | INFO: task uprobe_hostage'"
+
+{
+	echo "[    1.0] Linux version 6.1.192+"
+	echo "[    2.0] harness: LEFT    by selftests/uprobes: x: pid 7 (./bug_finder BUG: WARNING: Call Trace:)"
+} > "$tmp/ownline.log"
+expect "the harness's own console lines are no kernel report" \
+	sh -c "'$harness/summarize' --results '$tmp/results' --console '$tmp/ownline.log' --kunit-py /nonexistent --kunit-suites '' --kernel ours 2>&1 | grep -q '^PASS  *kernel/no-reports'"
+
 echo "[    1.0] Linux version 6.1.192+" > "$tmp/clean.log"
 expect "a console without a report passes kernel/no-reports" \
 	sh -c "'$harness/summarize' --results '$tmp/results' --console '$tmp/clean.log' --kunit-py /nonexistent --kunit-suites '' --kernel ours 2>&1 | grep -q '^PASS  *kernel/no-reports'"
