@@ -153,10 +153,15 @@ struct uprobe_bp_table;
  * struct uprobes_state - per-mm state, in mm_struct
  * @xol_area: the "[uprobes]" mapping (trampolines, XOL slots), or NULL.
  * @bp_table: the breakpoints installed in this mm, or NULL.
+ * @move_start: with @move_end, the range mremap() is moving page table
+ *	entries into, between uprobe_start_move() and uprobe_end_move().
+ * @move_end: the end of that range; 0 when no move is under way.
  */
 struct uprobes_state {
 	struct xol_area		*xol_area;
 	struct uprobe_bp_table	*bp_table;
+	unsigned long		move_start;
+	unsigned long		move_end;
 };
 
 /* The architecture's; the core has __weak defaults for some. */
@@ -226,6 +231,9 @@ void uprobe_munmap(struct vm_area_struct *vma, unsigned long start,
 		   unsigned long end);
 void uprobe_start_dup_mmap(void);
 void uprobe_end_dup_mmap(void);
+void uprobe_start_move(struct mm_struct *mm, unsigned long start,
+		       unsigned long end);
+void uprobe_end_move(struct mm_struct *mm);
 void uprobe_dup_mmap(struct mm_struct *oldmm, struct mm_struct *newmm);
 void uprobe_free_utask(struct task_struct *t);
 void uprobe_copy_process(struct task_struct *t, unsigned long flags);
@@ -299,6 +307,9 @@ static inline void uprobe_munmap(struct vm_area_struct *vma,
 				 unsigned long start, unsigned long end) { }
 static inline void uprobe_start_dup_mmap(void) { }
 static inline void uprobe_end_dup_mmap(void) { }
+static inline void uprobe_start_move(struct mm_struct *mm, unsigned long start,
+				     unsigned long end) { }
+static inline void uprobe_end_move(struct mm_struct *mm) { }
 static inline void uprobe_dup_mmap(struct mm_struct *oldmm,
 				   struct mm_struct *newmm) { }
 static inline void uprobe_free_utask(struct task_struct *t) { }

@@ -1015,7 +1015,8 @@ int uprobe_mmap(struct vm_area_struct *vma)
 	bool done;
 
 	mmap_assert_write_locked(vma->vm_mm);
-	if (!vma->vm_file)
+	/* mremap() calls again once the entries have moved in. */
+	if (!vma->vm_file || uprobe_moving_into(vma))
 		return 0;
 	uprobe_refctr_on_mmap(vma);
 	if (!vma_installable(vma) || uprobe_registry_empty())
@@ -1112,6 +1113,42 @@ void uprobe_start_dup_mmap(void)
 void uprobe_end_dup_mmap(void)
 {
 	up_read(&dup_mmap_sem);
+}
+
+/**
+ * uprobe_start_move - mremap() is about to move page table entries
+ * @mm: the mm
+ * @start: first address of the mapping they move to
+ * @end: address past it
+ *
+ * A merge of the destination with a neighbouring mapping of the file
+ * runs uprobe_mmap() on the grown mapping before the entries move.  Any
+ * page it mapped between @start and @end, a breakpoint's copy or one a
+ * fault mapped around it, move_page_tables() would write over and leak.
+ * Until uprobe_end_move(), uprobe_mmap() leaves a mapping that overlaps
+ * the range alone; mremap() calls it once the entries are in place.
+ *
+ * Context: @mm's mmap_lock held for write.
+ */
+void uprobe_start_move(struct mm_struct *mm, unsigned long start,
+		       unsigned long end)
+{
+	mmap_assert_write_locked(mm);
+	mm->uprobes_state.move_start = start;
+	mm->uprobes_state.move_end = end;
+}
+
+/**
+ * uprobe_end_move - the move of uprobe_start_move() is done
+ * @mm: the mm
+ *
+ * Context: @mm's mmap_lock held for write.
+ */
+void uprobe_end_move(struct mm_struct *mm)
+{
+	mmap_assert_write_locked(mm);
+	mm->uprobes_state.move_start = 0;
+	mm->uprobes_state.move_end = 0;
 }
 
 /* The VMA at @vaddr of @arg (the parent's mm) goes to the child. */

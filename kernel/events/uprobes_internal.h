@@ -392,6 +392,14 @@ static inline loff_t vaddr_to_offset(struct vm_area_struct *vma,
 	return ((loff_t)vma->vm_pgoff << PAGE_SHIFT) + (vaddr - vma->vm_start);
 }
 
+/* Does @vma overlap the range mremap() is moving entries into? */
+static inline bool uprobe_moving_into(struct vm_area_struct *vma)
+{
+	struct uprobes_state *st = &vma->vm_mm->uprobes_state;
+
+	return vma->vm_start < st->move_end && vma->vm_end > st->move_start;
+}
+
 /* A dead probe's inode pointer may be reused: it matches no file. */
 static inline bool probe_inode_is(struct uprobe *uprobe, struct inode *inode)
 {
