@@ -1445,4 +1445,190 @@ TEST_F(hist, shared_zero_page_placed_by_userfaultfd_is_never_written)
 	close(kmsg);
 }
 
+/* One probe's function a page: ut_fn_file()'s first on page @page. */
+#define PAGE_FN(page)	((page) * (UT_PAGE / UT_FN_STRIDE))
+
+/* What move_probed_page() does and saw, in memory shared with the test. */
+struct move_back {
+	char path[64];		/* the code file */
+	int grow;		/* the move makes page 1 two pages */
+	int apart;		/* moved elsewhere, not back beside page 0 */
+	long first, second;	/* page 1's function, before and after */
+	long tail;		/* page 2's function, after (grow) */
+	int merged;		/* where it went, it is one mapping */
+	int step;		/* the step that failed, 0 if none */
+};
+
+/* Is [@a, @a + @len) exactly one line of /proc/self/maps? */
+static int one_mapping(unsigned long a, unsigned long len)
+{
+	char *all = ut_slurp("/proc/self/maps", NULL), *line, *save = NULL;
+	unsigned long s, e;
+	int found = 0;
+
+	if (!all)
+		return 0;
+	for (line = strtok_r(all, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 && s == a && e == a + len)
+			found = 1;
+	free(all);
+	return found;
+}
+
+/* Call ut_fn_file()'s function @fn, the file being mapped at @base. */
+static long call_at(char *base, int fn)
+{
+	return ((long (*)(void))(base + (long)fn * UT_FN_STRIDE))();
+}
+
+/*
+ * Map the file's pages 0 and 1, with PROT_NONE after them as room for a
+ * grown move at a fixed address; call page 1's function (one hit: the
+ * breakpoint's copy is what the move carries); move page 1 into an
+ * anonymous hole, where it merges with nothing, and, unless @r->apart,
+ * back beside page 0, so that copy_vma() merges it there.  With
+ * @r->grow the last move makes it two pages, page 2 after it.
+ */
+static int move_probed_page(void *arg)
+{
+	struct move_back *r = arg;
+	char *a, *hole, *base;
+	size_t len = (1 + r->grow) * UT_PAGE;
+	int fd;
+
+	r->step = 1;
+	a = mmap(NULL, 4 * UT_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	hole = mmap(NULL, 4 * UT_PAGE, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	fd = open(r->path, O_RDONLY);
+	if (a == MAP_FAILED || hole == MAP_FAILED || fd < 0)
+		return 1;
+	if (mmap(a, 2 * UT_PAGE, PROT_READ | PROT_EXEC, MAP_PRIVATE | MAP_FIXED,
+		 fd, 0) != a)
+		return 1;
+	close(fd);
+	r->step = 2;
+	r->first = call_at(a, PAGE_FN(1));
+	r->step = 3;
+	if (mremap(a + UT_PAGE, UT_PAGE, r->apart ? len : UT_PAGE,
+		   MREMAP_MAYMOVE | MREMAP_FIXED, hole + UT_PAGE) == MAP_FAILED)
+		return 1;
+	base = hole;
+	if (!r->apart) {
+		r->step = 4;
+		if (mremap(hole + UT_PAGE, UT_PAGE, len,
+			   MREMAP_MAYMOVE | MREMAP_FIXED, a + UT_PAGE) == MAP_FAILED)
+			return 1;
+		base = a;
+	}
+	r->merged = one_mapping((unsigned long)base + (r->apart ? UT_PAGE : 0),
+				r->apart ? len : UT_PAGE + len);
+	r->step = 5;
+	r->second = call_at(base, PAGE_FN(1));
+	if (r->grow)
+		r->tail = call_at(base, PAGE_FN(2));
+	r->step = 0;
+	return 0;
+}
+
+/*
+ * Run on every CPU once: an exited process's mm stays the lazy one of
+ * the CPU it last ran on, and is only freed (and its counters checked)
+ * when a process runs there.
+ */
+static void free_exited_mms(void)
+{
+	cpu_set_t all, one;
+	int cpu;
+
+	if (sched_getaffinity(0, sizeof(all), &all))
+		return;
+	for (cpu = 0; cpu < CPU_SETSIZE; cpu++) {
+		if (!CPU_ISSET(cpu, &all))
+			continue;
+		CPU_ZERO(&one);
+		CPU_SET(cpu, &one);
+		if (!sched_setaffinity(0, sizeof(one), &one))
+			usleep(1000);
+	}
+	sched_setaffinity(0, sizeof(all), &all);
+}
+
+/*
+ * Run move_probed_page() with probes on the functions of pages 1 and 2:
+ * each call hits once, and no kernel report follows the child's exit.
+ */
+static void check_probed_page_moved(struct __test_metadata *_metadata,
+				    FIXTURE_DATA(hist) *self, int grow, int apart)
+{
+	struct move_back *r = shared_mem(sizeof(*r));
+	char report[1024] = "";
+	int kmsg, st, i, n = 0;
+
+	ASSERT_NE(NULL, r);
+	r->grow = grow;
+	r->apart = apart;
+	snprintf(r->path, sizeof(r->path), "/tmp/ust_hist_move_%d", getpid());
+	/* Earlier cases' mms go first: their reports are not this one's. */
+	free_exited_mms();
+	kmsg = open("/dev/kmsg", O_RDONLY | O_NONBLOCK);
+	ASSERT_LE(0, kmsg);
+	lseek(kmsg, 0, SEEK_END);
+	ASSERT_EQ(0, ut_fn_file(r->path, PAGE_FN(3)));
+	UT_PROBE(0, 'p', r->path, PAGE_FN(1) * UT_FN_STRIDE, NULL, NULL);
+	UT_PROBE(1, 'p', r->path, PAGE_FN(2) * UT_FN_STRIDE, NULL, NULL);
+	UT_ENABLE(0, true);
+	UT_ENABLE(1, true);
+	self->child = run_child(move_probed_page, r);
+	ASSERT_LT(0, self->child);
+	st = child_status(&self->child);
+	unlink(r->path);
+	EXPECT_EQ(0, st) TH_LOG("child status %#x at step %d", st, r->step);
+	EXPECT_EQ(UT_FN_RET(PAGE_FN(1)), r->first);
+	EXPECT_EQ(UT_FN_RET(PAGE_FN(1)), r->second);
+	EXPECT_EQ(grow ? UT_FN_RET(PAGE_FN(2)) : 0, r->tail);
+	EXPECT_EQ(1, r->merged)
+		TH_LOG("the moved page is not where the case needs it: it tests nothing");
+	EXPECT_EQ(2, UT_HITS(0));
+	EXPECT_EQ(grow ? 1 : 0, UT_HITS(1)) TH_LOG("page 2's probe, grown into");
+	UT_ENABLE(0, false);
+	UT_ENABLE(1, false);
+	/* A report that comes later still fails kernel/no-reports. */
+	for (i = 0; i < 10 && !n; i++) {
+		free_exited_mms();
+		n = kmsg_reports(kmsg, report, sizeof(report));
+	}
+	EXPECT_EQ(0, n) TH_LOG("the kernel reported: %s", report);
+	close(kmsg);
+	munmap(r, sizeof(*r));
+}
+
+/*
+ * "mm: fix uprobe pte be overwritten when expanding vma" (2025): on 6.1,
+ * a probed page moved by mremap() back beside the rest of its file's
+ * mapping makes copy_vma() grow that mapping, and uprobe_mmap() on the
+ * grown mapping installs a breakpoint page where move_page_tables()
+ * then puts the moved one over it: the installed page is lost and the
+ * mm's counters go wrong ("Bad rss-counter state" when it exits).
+ */
+TEST_F(hist, probed_page_moved_back_beside_its_mapping_leaks_nothing)
+{
+	check_probed_page_moved(_metadata, self, 0, 0);
+}
+
+/*
+ * The same move, grown by a page: the moved page brings its breakpoint,
+ * and the page the mapping grows into gets its own, as in a new mapping.
+ */
+TEST_F(hist, probed_page_moved_back_and_grown_gets_every_breakpoint)
+{
+	check_probed_page_moved(_metadata, self, 1, 0);
+}
+
+/* Grown where it merges with nothing: the new page's probe fires too. */
+TEST_F(hist, probed_page_moved_elsewhere_and_grown_gets_every_breakpoint)
+{
+	check_probed_page_moved(_metadata, self, 1, 1);
+}
+
 UT_HARNESS_MAIN
