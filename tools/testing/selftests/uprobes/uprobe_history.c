@@ -3,7 +3,8 @@
  * Upstream's uprobes bug history, one case per bug, named for the
  * behaviour that the bug broke.  The trigger of each is what upstream's
  * report describes; stock 6.1 has the fixes unless harness/data/stock-xfail
- * says otherwise.
+ * says otherwise.  A case whose comment starts "Beyond upstream" tests
+ * what our fix of such a bug does that upstream's does not.
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -1625,7 +1626,11 @@ TEST_F(hist, probed_page_moved_back_and_grown_gets_every_breakpoint)
 	check_probed_page_moved(_metadata, self, 1, 0);
 }
 
-/* Grown where it merges with nothing: the new page's probe fires too. */
+/*
+ * Beyond upstream: the same move grown where it merges with nothing.
+ * 6.1 and mainline install nothing in the part of the destination past
+ * the moved entries then; ours installs it as in a new mapping.
+ */
 TEST_F(hist, probed_page_moved_elsewhere_and_grown_gets_every_breakpoint)
 {
 	check_probed_page_moved(_metadata, self, 1, 1);
